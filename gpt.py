@@ -1,0 +1,358 @@
+"""GPT-2 from chapter 4 of "Build a Large Language Model (From Scratch)", consolidated.
+
+GENERATED from the `#| export` cells of notebooks/*.ipynb by tools/export.py - do not edit
+by hand: change the notebook, then run `python tools/export.py`. Run `python gpt.py --help`
+for the command line.
+"""
+
+# ---- from notebooks/01_gpt_backbone.ipynb ----
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import tiktoken
+import torch
+import torch.nn as nn
+from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+from tiktoken_ext.openai_public import r50k_pat_str
+
+
+GPT_CONFIG_124M = {
+    "vocab_size": 50257,     # how many distinct tokens the BPE tokenizer knows
+    "context_length": 1024,  # longest input the positional embedding covers
+    "emb_dim": 768,          # width of every token vector
+    "n_heads": 12,           # attention heads per transformer block
+    "n_layers": 12,          # number of transformer blocks
+    "drop_rate": 0.1,        # dropout probability (only active in training mode)
+    "qkv_bias": False,       # whether the query/key/value projections have a bias
+}
+
+_POSITIVE_INT_KEYS = ("vocab_size", "context_length", "emb_dim", "n_heads", "n_layers")
+
+
+def check_config(cfg):
+    """Raise a clear TypeError/ValueError if `cfg` is not a usable GPT config."""
+    if not isinstance(cfg, dict):
+        raise TypeError(f"config must be a dict, got {type(cfg).__name__}")
+    missing = sorted(set(GPT_CONFIG_124M) - set(cfg))
+    unknown = sorted(set(cfg) - set(GPT_CONFIG_124M))
+    if missing:
+        raise ValueError(f"config is missing key(s) {missing}")
+    if unknown:
+        raise ValueError(f"config has unknown key(s) {unknown}; expected {sorted(GPT_CONFIG_124M)}")
+    for key in _POSITIVE_INT_KEYS:
+        value = cfg[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"config['{key}'] must be an int, got {value!r}")
+        if value < 1:
+            raise ValueError(f"config['{key}'] must be positive, got {value}")
+    rate = cfg["drop_rate"]
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
+        raise TypeError(f"config['drop_rate'] must be a number, got {rate!r}")
+    if not 0 <= rate <= 1:
+        raise ValueError(f"config['drop_rate'] must be between 0 and 1, got {rate}")
+    if not isinstance(cfg["qkv_bias"], bool):
+        raise TypeError(f"config['qkv_bias'] must be True or False, got {cfg['qkv_bias']!r}")
+    if cfg["emb_dim"] % cfg["n_heads"]:
+        raise ValueError(
+            f"emb_dim ({cfg['emb_dim']}) must be divisible by n_heads ({cfg['n_heads']})"
+        )
+
+
+# The two GPT-2 BPE files ship with the course, so tokenizing never needs the network.
+# tiktoken checks them against the official SHA-256 sums before using them.
+BPE_FILES = {
+    "vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+}
+
+
+def get_tokenizer(bpe_dir=None):
+    """The GPT-2 tokenizer, built offline from the BPE files in `bpe_dir`.
+
+    By default the files are the ones in `data/gpt2-bpe/` next to this module.
+    """
+    bpe_dir = Path(bpe_dir) if bpe_dir is not None else Path(__file__).parent / "data" / "gpt2-bpe"
+    for name in BPE_FILES:
+        if not (bpe_dir / name).is_file():
+            raise FileNotFoundError(f"GPT-2 tokenizer file not found: {bpe_dir / name}")
+    ranks = data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=str(bpe_dir / "vocab.bpe"),
+        encoder_json_file=str(bpe_dir / "encoder.json"),
+        vocab_bpe_hash=BPE_FILES["vocab.bpe"],
+        encoder_json_hash=BPE_FILES["encoder.json"],
+    )
+    return tiktoken.Encoding(
+        name="gpt2",
+        explicit_n_vocab=50257,
+        pat_str=r50k_pat_str,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 50256},
+    )
+
+
+def text_to_token_ids(text, tokenizer):
+    """Encode `text` into a [1, num_tokens] tensor (a batch of one)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text:
+        raise ValueError("text is empty: the model needs at least one token to continue")
+    ids = tokenizer.encode(text, allowed_special={"<|endoftext|>"})
+    return torch.tensor(ids).unsqueeze(0)
+
+
+def token_ids_to_text(token_ids, tokenizer):
+    """Decode a [1, num_tokens] (or flat) tensor of ids back to text."""
+    return tokenizer.decode(token_ids.flatten().tolist())
+
+
+# ---- from notebooks/02_layer_norm.ipynb ----
+class LayerNorm(nn.Module):
+    """Normalize each token vector to mean 0 and variance 1, then rescale and shift."""
+
+    def __init__(self, emb_dim):
+        super().__init__()
+        self.eps = 1e-5  # keeps the division safe when the variance is ~0
+        self.scale = nn.Parameter(torch.ones(emb_dim))
+        self.shift = nn.Parameter(torch.zeros(emb_dim))
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)  # divide by n, as GPT-2 does
+        norm_x = (x - mean) / torch.sqrt(var + self.eps)
+        return self.scale * norm_x + self.shift
+
+
+# ---- from notebooks/03_gelu_feedforward.ipynb ----
+class GELU(nn.Module):
+    """GELU activation, in the tanh approximation that GPT-2 was trained with."""
+
+    def forward(self, x):
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+class FeedForward(nn.Module):
+    """Expand each token vector 4x, apply GELU, project back to emb_dim."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]),
+            GELU(),
+            nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]),
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+# ---- from notebooks/05_transformer_block.ipynb ----
+class MultiHeadAttention(nn.Module):
+    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads:
+            raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads' outputs
+        self.dropout = nn.Dropout(dropout)
+        # True above the diagonal: position t may not look at positions after t.
+        mask = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+
+        attn_scores = queries @ keys.transpose(2, 3)  # (b, heads, tokens, tokens)
+        attn_scores.masked_fill_(self.mask[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+
+        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = context.contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+class TransformerBlock(nn.Module):
+    """Pre-LayerNorm block: attention then feed-forward, each wrapped in a shortcut."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = MultiHeadAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            context_length=cfg["context_length"],
+            dropout=cfg["drop_rate"],
+            num_heads=cfg["n_heads"],
+            qkv_bias=cfg["qkv_bias"],
+        )
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
+
+    def forward(self, x):
+        x = x + self.drop_shortcut(self.att(self.norm1(x)))
+        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
+        return x
+
+
+# ---- from notebooks/06_gpt_model.ipynb ----
+def check_token_ids(in_idx, vocab_size, context_length):
+    """Raise a clear error unless `in_idx` is a [batch, num_tokens] tensor of valid ids."""
+    if not isinstance(in_idx, torch.Tensor):
+        raise TypeError(f"token ids must be a torch.Tensor, got {type(in_idx).__name__}")
+    if in_idx.dtype.is_floating_point or in_idx.dtype.is_complex or in_idx.dtype == torch.bool:
+        raise TypeError(f"token ids must be integers, got dtype {in_idx.dtype}")
+    if in_idx.dim() != 2:
+        raise ValueError(
+            f"token ids must have shape [batch, num_tokens], got {list(in_idx.shape)}"
+            " (use ids.unsqueeze(0) for a single sequence)"
+        )
+    num_tokens = in_idx.shape[1]
+    if num_tokens == 0:
+        raise ValueError("token ids are empty: need at least one token")
+    if num_tokens > context_length:
+        raise ValueError(
+            f"input has {num_tokens} tokens but the model's context_length is {context_length}"
+            " (crop it, e.g. in_idx[:, -context_length:])"
+        )
+    low, high = in_idx.min().item(), in_idx.max().item()
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size - 1}]")
+
+
+class GPTModel(nn.Module):
+    """GPT-2: token + position embeddings, a stack of transformer blocks, a linear head."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        check_config(cfg)
+        self.cfg = dict(cfg)
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
+        num_tokens = in_idx.shape[1]
+        positions = torch.arange(num_tokens, device=in_idx.device)
+        x = self.tok_emb(in_idx) + self.pos_emb(positions)  # (batch, tokens, emb_dim)
+        x = self.drop_emb(x)
+        x = self.trf_blocks(x)
+        x = self.final_norm(x)
+        return self.out_head(x)  # logits: (batch, tokens, vocab_size)
+
+
+# The four published GPT-2 sizes differ only in width, depth and number of heads.
+GPT2_SIZES = {
+    "gpt2-small": {"emb_dim": 768, "n_layers": 12, "n_heads": 12},    # 124M
+    "gpt2-medium": {"emb_dim": 1024, "n_layers": 24, "n_heads": 16},  # 355M
+    "gpt2-large": {"emb_dim": 1280, "n_layers": 36, "n_heads": 20},   # 774M
+    "gpt2-xl": {"emb_dim": 1600, "n_layers": 48, "n_heads": 25},      # 1558M
+}
+
+
+def gpt2_config(name):
+    """GPT_CONFIG_124M with the width, depth and heads of the named GPT-2 size."""
+    if name not in GPT2_SIZES:
+        raise ValueError(f"unknown model {name!r}; choose one of {list(GPT2_SIZES)}")
+    return {**GPT_CONFIG_124M, **GPT2_SIZES[name]}
+
+
+def parameter_breakdown(cfg):
+    """Parameter counts per component of GPTModel(cfg), computed from the config alone."""
+    d, v, t, n = cfg["emb_dim"], cfg["vocab_size"], cfg["context_length"], cfg["n_layers"]
+    qkv_bias = 3 * d if cfg["qkv_bias"] else 0
+    attention = 3 * d * d + qkv_bias + (d * d + d)  # W_query/W_key/W_value + out_proj
+    feed_forward = (d * 4 * d + 4 * d) + (4 * d * d + d)  # expand + contract, with biases
+    block_norms = 2 * 2 * d  # norm1 and norm2, each with scale and shift
+    return {
+        "token embedding": v * d,
+        "position embedding": t * d,
+        "attention": n * attention,
+        "feed-forward": n * feed_forward,
+        "layer norms": n * block_norms + 2 * d,  # + final_norm
+        "output head": d * v,
+    }
+
+
+# ---- from notebooks/07_generating_text.ipynb ----
+def generate_text_simple(model, idx, max_new_tokens, context_size):
+    """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
+        raise TypeError(f"max_new_tokens must be an int, got {max_new_tokens!r}")
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    if isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1:
+        raise ValueError(f"context_size must be a positive int, got {context_size!r}")
+    if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
+        raise ValueError("idx must be a [batch, num_tokens] tensor of token ids")
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
+        with torch.no_grad():
+            logits = model(idx_cond)
+        logits = logits[:, -1, :]  # only the last position predicts the next token
+        probas = torch.softmax(logits, dim=-1)  # monotonic: argmax is unchanged
+        idx_next = torch.argmax(probas, dim=-1, keepdim=True)  # (batch, 1)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument prints a single line instead of usage + error."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def non_negative_int(text):
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def main(argv=None):
+    """Command line: build an (untrained) GPT-2 and greedily continue a prompt."""
+    parser = _OneLineParser(prog="gpt.py", description=main.__doc__)
+    parser.add_argument("--prompt", default="Hello, I am", help="text to continue")
+    parser.add_argument("--max-new-tokens", type=non_negative_int, default=6, metavar="N")
+    parser.add_argument("--seed", type=int, default=123, help="torch.manual_seed before building")
+    parser.add_argument("--model", choices=list(GPT2_SIZES), default="gpt2-small")
+    args = parser.parse_args(argv)
+
+    try:
+        tokenizer = get_tokenizer()
+        encoded = text_to_token_ids(args.prompt, tokenizer)
+        cfg = gpt2_config(args.model)
+        if encoded.shape[1] > cfg["context_length"]:
+            raise ValueError(f"prompt has {encoded.shape[1]} tokens; the limit is {cfg['context_length']}")
+        torch.manual_seed(args.seed)
+        model = GPTModel(cfg)
+        model.eval()  # disable dropout
+        out = generate_text_simple(model, encoded, args.max_new_tokens, cfg["context_length"])
+    except (TypeError, ValueError) as err:
+        parser.error(str(err))
+    print("Input ids: ", encoded[0].tolist())
+    print("Output ids:", out[0].tolist())
+    print("Output text:", token_ids_to_text(out, tokenizer))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Re-execute notebooks top to bottom in fresh kernels and store their outputs.
+
+    python tools/run_notebooks.py notebooks/03_gelu_feedforward.ipynb
+    python tools/run_notebooks.py            # every chapter, exercise, solution and bonus notebook
+
+Run it after changing a notebook (and after `python tools/export.py`): the committed outputs
+must come from a clean run, because CI re-executes each notebook with strict nbval and
+compares every output with the stored one.
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = ("notebooks", "exercises", "solutions", "bonus")
+
+
+def execute(path):
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},  # run in the notebook's folder
+    )
+    client.execute()
+    nbformat.write(notebook, path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")
+    args = parser.parse_args()
+    paths = args.paths or sorted(p for f in FOLDERS for p in (ROOT / f).glob("*.ipynb"))
+    for path in paths:
+        if not path.is_file():
+            sys.exit(f"no such notebook: {path}")
+        start = time.perf_counter()
+        execute(path.resolve())
+        print(f"{time.perf_counter() - start:5.1f} s  {path}")
+
+
+if __name__ == "__main__":
+    main()

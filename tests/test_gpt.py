@@ -1,0 +1,193 @@
+"""Unit tests for gpt.py: each component against a reference, then the whole model."""
+
+import hashlib
+import socket
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import gpt
+from tests.conftest import TINY_CONFIG
+
+BOOK_GREEDY_IDS = [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]
+
+
+# ---- tokenizer -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, ids",
+    [
+        ("Every effort moves you", [6109, 3626, 6100, 345]),
+        ("Every day holds a", [6109, 1110, 6622, 257]),
+        ("Hello, I am", [15496, 11, 314, 716]),
+    ],
+)
+def test_tokenizer_gives_standard_gpt2_ids(tokenizer, text, ids):
+    assert tokenizer.encode(text) == ids
+    assert tokenizer.decode(ids) == text
+
+
+def test_tokenizer_knows_end_of_text(tokenizer):
+    assert tokenizer.n_vocab == 50257
+    assert gpt.text_to_token_ids("<|endoftext|>", tokenizer).tolist() == [[50256]]
+
+
+def test_tokenizer_builds_without_network(monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError("the tokenizer tried to open a network connection")
+
+    monkeypatch.setattr(socket, "create_connection", no_network)
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    assert gpt.get_tokenizer().encode("Hello, I am") == [15496, 11, 314, 716]
+
+
+def test_shipped_bpe_files_match_official_sha256():
+    bpe_dir = gpt.Path(gpt.__file__).parent / "data" / "gpt2-bpe"
+    for name, sha in gpt.BPE_FILES.items():
+        assert hashlib.sha256((bpe_dir / name).read_bytes()).hexdigest() == sha
+
+
+def test_tokenizer_rejects_a_corrupted_file(tmp_path):
+    bpe_dir = gpt.Path(gpt.__file__).parent / "data" / "gpt2-bpe"
+    (tmp_path / "vocab.bpe").write_bytes((bpe_dir / "vocab.bpe").read_bytes()[:-10])
+    (tmp_path / "encoder.json").write_bytes((bpe_dir / "encoder.json").read_bytes())
+    with pytest.raises(ValueError, match="[Hh]ash mismatch"):
+        gpt.get_tokenizer(tmp_path)
+
+
+def test_tokenizer_missing_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="vocab.bpe"):
+        gpt.get_tokenizer(tmp_path)
+
+
+# ---- components ------------------------------------------------------------------------
+
+
+def test_layernorm_equals_torch_layernorm():
+    torch.manual_seed(0)
+    x = torch.randn(3, 5, 16) * 4 + 2
+    ours = gpt.LayerNorm(16)
+    with torch.no_grad():
+        ours.scale.uniform_(0.5, 1.5)
+        ours.shift.uniform_(-1, 1)
+    ref = torch.nn.LayerNorm(16, eps=1e-5)
+    ref.load_state_dict({"weight": ours.scale, "bias": ours.shift})
+    torch.testing.assert_close(ours(x), ref(x), rtol=1e-5, atol=1e-5)
+
+
+def test_gelu_equals_torch_tanh_gelu():
+    x = torch.linspace(-8, 8, 1001)
+    torch.testing.assert_close(gpt.GELU()(x), F.gelu(x, approximate="tanh"), rtol=1e-6, atol=1e-6)
+
+
+def test_feedforward_and_block_keep_the_shape():
+    cfg = TINY_CONFIG
+    x = torch.rand(2, 5, cfg["emb_dim"])
+    assert gpt.FeedForward(cfg)(x).shape == x.shape
+    assert gpt.TransformerBlock(cfg)(x).shape == x.shape
+
+
+def test_module_creation_order_matches_the_book():
+    model = gpt.GPTModel(TINY_CONFIG)
+    assert [name for name, _ in model.named_children()] == [
+        "tok_emb", "pos_emb", "drop_emb", "trf_blocks", "final_norm", "out_head"
+    ]
+    block = model.trf_blocks[0]
+    assert [name for name, _ in block.named_children()] == [
+        "att", "ff", "norm1", "norm2", "drop_shortcut"
+    ]
+    assert [name for name, _ in block.att.named_children()] == [
+        "W_query", "W_key", "W_value", "out_proj", "dropout"
+    ]
+
+
+def test_logits_shape(tiny_model):
+    idx = torch.randint(0, TINY_CONFIG["vocab_size"], (3, 7))
+    assert tiny_model(idx).shape == (3, 7, TINY_CONFIG["vocab_size"])
+
+
+def test_attention_is_causal(tiny_model):
+    """Changing token t+1 must leave the logits at positions <= t unchanged."""
+    torch.manual_seed(1)
+    idx = torch.randint(0, 1000, (1, 10))
+    changed = idx.clone()
+    changed[0, 6] = (idx[0, 6] + 1) % 1000
+    with torch.no_grad():
+        before, after = tiny_model(idx), tiny_model(changed)
+    torch.testing.assert_close(before[:, :6], after[:, :6], rtol=0, atol=0)
+    assert not torch.allclose(before[:, 6:], after[:, 6:])
+
+
+def test_eval_mode_is_deterministic_and_train_mode_is_not(tiny_model):
+    idx = torch.randint(0, 1000, (2, 8))
+    with torch.no_grad():
+        assert torch.equal(tiny_model(idx), tiny_model(idx))
+        tiny_model.train()
+        assert not torch.equal(tiny_model(idx), tiny_model(idx))
+
+
+# ---- GPT-2 small as the book builds it ------------------------------------------------
+
+
+def test_greedy_generation_reproduces_the_book(gpt2_small, tokenizer):
+    idx = gpt.text_to_token_ids("Hello, I am", tokenizer)
+    out = gpt.generate_text_simple(gpt2_small, idx, max_new_tokens=6, context_size=1024)
+    assert out[0].tolist() == BOOK_GREEDY_IDS
+    assert gpt.token_ids_to_text(out, tokenizer) == "Hello, I am Featureiman Byeswickattribute argue"
+
+
+def test_thread_count_does_not_change_results(gpt2_small):
+    """Outputs must not depend on the machine: one thread and two give the same answer."""
+    idx = torch.tensor([BOOK_GREEDY_IDS[:4]])
+    threads = torch.get_num_threads()
+    results = []
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            with torch.no_grad():
+                logits = gpt2_small(idx)
+            ids = gpt.generate_text_simple(gpt2_small, idx, 6, 1024)
+            results.append((logits, ids))
+    finally:
+        torch.set_num_threads(threads)
+    (logits1, ids1), (logits2, ids2) = results
+    torch.testing.assert_close(logits1, logits2, rtol=1e-5, atol=1e-5)
+    assert torch.equal(ids1, ids2)
+
+
+def test_gpt2_small_parameter_counts(gpt2_small):
+    total = sum(p.numel() for p in gpt2_small.parameters())
+    assert total == 163_009_536
+    assert total - gpt2_small.out_head.weight.numel() == 124_412_160
+    assert gpt2_small.tok_emb.weight.shape == gpt2_small.out_head.weight.shape == (50257, 768)
+    assert round(total * 4 / 1024**2, 2) == 621.83
+
+
+@pytest.mark.parametrize(
+    "name, total, tied",
+    [
+        ("gpt2-small", 163_009_536, 124_412_160),
+        ("gpt2-medium", 406_212_608, 354_749_440),
+        ("gpt2-large", 838_220_800, 773_891_840),
+        ("gpt2-xl", 1_637_792_000, 1_557_380_800),
+    ],
+)
+def test_analytic_breakdown_equals_numel(name, total, tied):
+    cfg = gpt.gpt2_config(name)
+    with torch.device("meta"):  # shapes only: no memory, no init time
+        model = gpt.GPTModel(cfg)
+    breakdown = gpt.parameter_breakdown(cfg)
+    assert sum(breakdown.values()) == sum(p.numel() for p in model.parameters()) == total
+    assert total - breakdown["output head"] == tied
+    assert breakdown["attention"] == cfg["n_layers"] * sum(
+        p.numel() for p in model.trf_blocks[0].att.parameters()
+    )
+
+
+def test_breakdown_counts_qkv_bias():
+    cfg = {**TINY_CONFIG, "qkv_bias": True}
+    with torch.device("meta"):
+        model = gpt.GPTModel(cfg)
+    assert sum(gpt.parameter_breakdown(cfg).values()) == sum(p.numel() for p in model.parameters())

@@ -1,0 +1,49 @@
+"""Run the test suite once and print its wall time and peak memory (all processes together).
+
+    python tools/measure_suite.py            # runs `pytest -q`
+    python tools/measure_suite.py -- -k gpt  # extra arguments go to pytest
+
+Memory is sampled every 50 ms over pytest and all its descendants (xdist workers, notebook
+kernels, subprocesses). Two sums are printed: RSS counts shared library pages once per process
+(an upper bound); PSS splits shared pages between the processes that map them (the machine's
+actual use).
+"""
+
+import subprocess
+import sys
+import time
+
+import psutil
+
+
+def tree_memory(root):
+    """(RSS, PSS) summed over `root` and its descendants, in bytes."""
+    rss = pss = 0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            info = proc.memory_full_info()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue  # a process that ended between listing and reading
+        rss += info.rss
+        pss += info.pss
+    return rss, pss
+
+
+def main():
+    extra = sys.argv[2:] if sys.argv[1:2] == ["--"] else sys.argv[1:]
+    start = time.perf_counter()
+    pytest = subprocess.Popen([sys.executable, "-m", "pytest", "-q", *extra])
+    root = psutil.Process(pytest.pid)
+    peak_rss = peak_pss = 0
+    while pytest.poll() is None:
+        rss, pss = tree_memory(root)
+        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    print(f"\nsuite wall time: {wall:.1f} s")
+    print(f"peak memory, all processes: {peak_pss / 2**30:.2f} GiB PSS, {peak_rss / 2**30:.2f} GiB RSS")
+    sys.exit(pytest.returncode)
+
+
+if __name__ == "__main__":
+    main()

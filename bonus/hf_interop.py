@@ -16,11 +16,10 @@ of copying it (like `torch.from_numpy`); only building `c_attn` from our three p
 to allocate. Use `copy.deepcopy` on the result if the two must be trained independently.
 """
 
-import json
 from pathlib import Path
 
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
+from transformers import AutoConfig, GPT2Config, GPT2LMHeadModel
 
 import gpt
 
@@ -186,17 +185,12 @@ def load_pretrained(name_or_path, local_files_only=False):
     `local_files_only=True` never touches the network (it raises OSError if nothing is cached).
     """
     path = Path(name_or_path)
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"{path} has no config.json: not a save_pretrained folder")
-        if not any(path.glob("*.safetensors")):
-            raise FileNotFoundError(
-                f"{path} has no .safetensors weights (pickled .bin files are not loaded)"
-            )
-        model_type = json.loads((path / "config.json").read_text()).get("model_type")
-        if model_type != "gpt2":
-            raise ValueError(f"{path} holds a {model_type!r} model, not GPT-2")
+    if path.is_dir() and not any(path.glob("*.safetensors")):
+        raise FileNotFoundError(f"{path} has no .safetensors weights (.bin pickles are refused)")
+    config = AutoConfig.from_pretrained(name_or_path, local_files_only=local_files_only)
+    if config.model_type != "gpt2":
+        raise ValueError(f"{name_or_path} holds a {config.model_type!r} model, not GPT-2")
     hf_model = GPT2LMHeadModel.from_pretrained(
-        name_or_path, use_safetensors=True, local_files_only=local_files_only
+        name_or_path, config=config, use_safetensors=True, local_files_only=local_files_only
     )
     return gptmodel_from_hf(hf_model).eval()

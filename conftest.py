@@ -1,0 +1,30 @@
+"""How pytest-xdist splits the suite over two workers.
+
+Every test file and notebook runs whole on one worker (a notebook's cells share a kernel).
+Work that materializes a GPT-2-sized model (~650 MB each in float32) joins one group, so
+those models are built one after another rather than side by side: that keeps the suite's
+peak memory down on a small machine. Tests join that group by using the `gpt2_small` fixture
+or by carrying `@pytest.mark.xdist_group("big-models")`.
+"""
+
+import re
+
+import pytest
+
+BIG_MODELS = "big-models"
+
+# Notebooks that build a GPT-2-sized model with real weights.
+BIG_NOTEBOOKS = {
+    "06_gpt_model.ipynb",
+    "07_generating_text.ipynb",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group marks into node ids
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        big = "gpt2_small" in getattr(item, "fixturenames", ()) or item.path.name in BIG_NOTEBOOKS
+        group = BIG_MODELS if big else re.sub(r"\W", "_", item.path.stem)  # the file; \W confuses xdist
+        item.add_marker(pytest.mark.xdist_group(group))

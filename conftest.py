@@ -28,3 +28,11 @@ def pytest_collection_modifyitems(items):
         big = "gpt2_small" in getattr(item, "fixturenames", ()) or item.path.name in BIG_NOTEBOOKS
         group = BIG_MODELS if big else re.sub(r"\W", "_", item.path.stem)  # the file; \W confuses xdist
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session):
+    """Fail loudly if xdist ignored the groups (it does with pytest 9.2, xdist issue #1386)."""
+    on_worker = hasattr(session.config, "workerinput")
+    if on_worker and session.config.getvalue("loadgroup"):
+        if any("@" not in item.nodeid for item in session.items):
+            raise pytest.UsageError("pytest-xdist ignored the xdist_group marks: see requirements.txt")

@@ -7,9 +7,14 @@ peak memory down on a small machine. Tests join that group by using the `gpt2_sm
 or by carrying `@pytest.mark.xdist_group("big-models")`.
 """
 
+import os
 import re
 
 import pytest
+
+# Two workers share two cores: one thread each avoids oversubscription (notebook kernels and
+# subprocesses inherit it). .ci/run re-checks the notebooks with two threads.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 BIG_MODELS = "big-models"
 

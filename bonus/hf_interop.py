@@ -65,17 +65,17 @@ def config_from_hf(hf_config):
     fixed = {
         "activation_function": "gelu_new",  # the tanh approximation of GELU
         "layer_norm_epsilon": 1e-5,
-        "n_inner": None,  # None means 4 * n_embd
         "scale_attn_weights": True,  # divide scores by sqrt(head_dim)
         "scale_attn_by_inverse_layer_idx": False,
         "add_cross_attention": False,
     }
     for key, value in fixed.items():
         actual = getattr(hf_config, key)
-        if key == "n_inner" and actual == 4 * hf_config.n_embd:
-            continue
         if actual != value:
             raise ValueError(f"GPTModel cannot express {key}={actual!r} (it uses {value!r})")
+    n_inner = hf_config.n_inner  # the feed-forward width; None means 4 * n_embd
+    if n_inner not in (None, 4 * hf_config.n_embd):
+        raise ValueError(f"GPTModel cannot express n_inner={n_inner} (it uses 4 * n_embd)")
     # Our single drop_rate plays the three roles GPT-2 gives separate rates (see exercise 4.3).
     rates = {hf_config.embd_pdrop, hf_config.attn_pdrop, hf_config.resid_pdrop}
     if len(rates) > 1:
@@ -154,10 +154,10 @@ def hf_from_gptmodel(model):
     tied = model.out_head.weight is model.tok_emb.weight
     state = model.state_dict()
     if not cfg["qkv_bias"]:  # Hugging Face's c_attn always has a bias: a zero one adds nothing
-        weight = state["tok_emb.weight"]
+        zeros = state["tok_emb.weight"].new_zeros(cfg["emb_dim"])  # same dtype and device
         for i in range(cfg["n_layers"]):
             for name in ("W_query", "W_key", "W_value"):
-                state[f"trf_blocks.{i}.att.{name}.bias"] = weight.new_zeros(cfg["emb_dim"])
+                state[f"trf_blocks.{i}.att.{name}.bias"] = zeros
 
     hf_state, qkv_parts = {}, {}
     for ours, hf, transposed, part in expand_name_map(cfg["n_layers"]):

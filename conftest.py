@@ -15,6 +15,10 @@ import pytest
 # Two workers share two cores: one thread each avoids oversubscription (notebook kernels and
 # subprocesses inherit it). .ci/run re-checks the notebooks with two threads.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# glibc raises its mmap threshold after a large block is freed, after which freed model weights
+# stay in the process's heap; a fixed threshold hands them back, so the big models built one
+# after another on a worker do not pile up.
+os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
 
 BIG_MODELS = "big-models"
 

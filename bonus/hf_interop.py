@@ -19,9 +19,11 @@ to allocate. Use `copy.deepcopy` on the result if the two must be trained indepe
 from pathlib import Path
 
 import torch
-from transformers import AutoConfig, GPT2Config, GPT2LMHeadModel
 
 import gpt
+
+# transformers is imported inside the functions that use it: it takes seconds to import, and
+# importing this module (as the test suite does on every worker) should not pay that up front.
 
 # One row per tensor: (our name, Hugging Face name, transposed?, part of c_attn).
 # `{i}` is the block index. part 0/1/2 is the query/key/value third of c_attn's output.
@@ -97,6 +99,8 @@ def config_from_hf(hf_config):
 
 def hf_config_from(cfg, tie_word_embeddings):
     """The GPT2Config that describes a GPTModel built from `cfg`."""
+    from transformers import GPT2Config
+
     rate = cfg["drop_rate"]
     return GPT2Config(
         vocab_size=cfg["vocab_size"],
@@ -117,6 +121,8 @@ def gptmodel_from_hf(hf_model):
     The result shares memory with `hf_model` and keeps its training/eval mode. A tied
     head stays tied: `out_head.weight` is then the same Parameter as `tok_emb.weight`.
     """
+    from transformers import GPT2LMHeadModel
+
     if not isinstance(hf_model, GPT2LMHeadModel):
         raise TypeError(f"expected a transformers GPT2LMHeadModel, got {type(hf_model).__name__}")
     cfg = config_from_hf(hf_model.config)
@@ -148,6 +154,8 @@ def hf_from_gptmodel(model):
     `c_attn`'s bias is zero. The head is tied only if `model` ties it (`out_head.weight`
     is `tok_emb.weight`); otherwise `lm_head` keeps its own matrix.
     """
+    from transformers import GPT2LMHeadModel
+
     if not isinstance(model, gpt.GPTModel):
         raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
     cfg = model.cfg
@@ -184,6 +192,8 @@ def load_pretrained(name_or_path, local_files_only=False):
     safetensors files are read: a pickled pytorch_model.bin can run code, so it is refused.
     `local_files_only=True` never touches the network (it raises OSError if nothing is cached).
     """
+    from transformers import AutoConfig, GPT2LMHeadModel
+
     path = Path(name_or_path)
     if path.is_dir() and not any(path.glob("*.safetensors")):
         raise FileNotFoundError(f"{path} has no .safetensors weights (.bin pickles are refused)")

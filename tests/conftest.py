@@ -1,9 +1,10 @@
-"""Fixtures shared by the unit tests (the xdist grouping lives in the root conftest.py)."""
+"""Fixtures shared by the unit tests (the xdist grouping lives in the root conftest.py).
+
+torch and gpt are imported inside the fixtures: pytest's main process loads this file too
+but runs no test under xdist, so it should not pay ~200 MB for importing torch.
+"""
 
 import pytest
-import torch
-
-import gpt
 
 TINY_CONFIG = {
     "vocab_size": 50257,  # the real vocabulary, so the tokenizer's ids stay valid
@@ -18,17 +19,27 @@ TINY_CONFIG = {
 
 @pytest.fixture(scope="session")
 def tokenizer():
+    import gpt
+
     return gpt.get_tokenizer()
 
 
 @pytest.fixture(scope="module")
 def gpt2_small():
     """GPT-2 small as the book builds it (seed 123), in eval mode; freed after each module."""
+    import torch
+
+    import gpt
+
     torch.manual_seed(123)
     return gpt.GPTModel(gpt.GPT_CONFIG_124M).eval()
 
 
 @pytest.fixture
 def tiny_model():
+    import torch
+
+    import gpt
+
     torch.manual_seed(123)
     return gpt.GPTModel(TINY_CONFIG).eval()

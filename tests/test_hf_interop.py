@@ -9,7 +9,6 @@ import json
 import pytest
 import torch
 from safetensors.torch import save_file
-from transformers import GPT2Config, GPT2LMHeadModel
 
 import gpt
 from bonus.hf_interop import gptmodel_from_hf, hf_from_gptmodel, load_pretrained
@@ -20,7 +19,15 @@ TINY_HF = {"n_embd": 48, "n_layer": 3, "n_head": 3, "n_positions": 24}
 PROMPTS = torch.tensor([[15496, 11, 314, 716], [6109, 3626, 6100, 345]])
 
 
+def hf_classes():
+    """transformers' GPT-2 classes, imported on first use (see bonus/hf_interop.py)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    return GPT2Config, GPT2LMHeadModel
+
+
 def random_hf_model(spread=None, **config):
+    GPT2Config, GPT2LMHeadModel = hf_classes()
     torch.manual_seed(123)
     hf_model = GPT2LMHeadModel(GPT2Config(**config)).eval()
     if spread is not None:
@@ -94,6 +101,7 @@ def test_conversion_shares_memory_instead_of_copying(tiny_hf):
 
 
 def test_training_mode_is_kept():
+    GPT2Config, GPT2LMHeadModel = hf_classes()
     with torch.device("meta"):  # shapes only
         hf_model = GPT2LMHeadModel(GPT2Config(**TINY_HF))
     for training in (True, False):
@@ -103,6 +111,7 @@ def test_training_mode_is_kept():
 
 @pytest.mark.parametrize("tie", [True, False])
 def test_parameter_count_follows_the_tied_head(tie):
+    GPT2Config, GPT2LMHeadModel = hf_classes()
     with torch.device("meta"):  # shapes only: the 124M config costs no memory
         hf_model = GPT2LMHeadModel(GPT2Config(tie_word_embeddings=tie))
     model = gptmodel_from_hf(hf_model)
@@ -160,6 +169,7 @@ def test_load_pretrained_rejects_other_models(tmp_path):
     ],
 )
 def test_config_ours_cannot_express_is_refused(change):
+    GPT2Config, GPT2LMHeadModel = hf_classes()
     with torch.device("meta"):
         hf_model = GPT2LMHeadModel(GPT2Config(**TINY_HF, **change))
     with pytest.raises(ValueError, match=next(iter(change))):

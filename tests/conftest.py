@@ -24,9 +24,13 @@ def tokenizer():
     return gpt.get_tokenizer()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def gpt2_small():
-    """GPT-2 small as the book builds it (seed 123), in eval mode; freed after each module."""
+    """GPT-2 small as the book builds it (seed 123), in eval mode.
+
+    Built once for all of tests/ and freed when they are done (before the notebooks, which
+    build their own), so only one GPT-2 small is alive in a worker at a time. Do not modify it.
+    """
     import torch
 
     import gpt

@@ -7,12 +7,14 @@ import pytest
 
 import gpt
 
-BIG = pytest.mark.xdist_group("big-models")  # builds GPT-2 small
-
-
-@BIG
-def test_default_run_prints_the_books_output(capsys):
+def test_default_run_prints_the_books_output(capsys, monkeypatch, gpt2_small):
+    """Defaults: seed 123, GPT-2 small, "Hello, I am", 6 tokens. The seed-123 model is the
+    shared fixture (building GPT-2 small takes seconds), handed to main where it builds one."""
+    seeds, configs = [], []
+    monkeypatch.setattr(gpt.torch, "manual_seed", seeds.append)
+    monkeypatch.setattr(gpt, "GPTModel", lambda cfg: configs.append(cfg) or gpt2_small)
     gpt.main([])
+    assert seeds == [123] and configs == [gpt.GPT_CONFIG_124M]
     assert capsys.readouterr().out.splitlines() == [
         "Input ids:  [15496, 11, 314, 716]",
         "Output ids: [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]",

@@ -24,12 +24,12 @@ def tokenizer():
     return gpt.get_tokenizer()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def gpt2_small():
-    """GPT-2 small as the book builds it (seed 123), in eval mode.
+    """GPT-2 small as the book builds it (seed 123), in eval mode; do not modify it.
 
-    Built once for all of tests/ and freed when they are done (before the notebooks, which
-    build their own), so only one GPT-2 small is alive in a worker at a time. Do not modify it.
+    Module-scoped: freed after each test module, so it never sits beside the other GPT-2-sized
+    models that the "big-models" group builds one after another on the same worker.
     """
     import torch
 

@@ -293,8 +293,8 @@ def parameter_breakdown(cfg):
 
 
 # ---- from notebooks/07_generating_text.ipynb ----
-def generate_text_simple(model, idx, max_new_tokens, context_size):
-    """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
+def check_generation_args(idx, max_new_tokens, context_size):
+    """Raise a clear error for arguments a generation loop cannot use."""
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
         raise TypeError(f"max_new_tokens must be an int, got {max_new_tokens!r}")
     if max_new_tokens < 0:
@@ -303,6 +303,11 @@ def generate_text_simple(model, idx, max_new_tokens, context_size):
         raise ValueError(f"context_size must be a positive int, got {context_size!r}")
     if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
         raise ValueError("idx must be a [batch, num_tokens] tensor of token ids")
+
+
+def generate_text_simple(model, idx, max_new_tokens, context_size):
+    """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
+    check_generation_args(idx, max_new_tokens, context_size)
     for _ in range(max_new_tokens):
         idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
         with torch.no_grad():

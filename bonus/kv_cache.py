@@ -137,14 +137,7 @@ def generate_cached(model, idx, max_new_tokens, context_size):
     `model` is a gpt.GPTModel, used as in eval mode (no dropout). Any GPTModel is converted
     with KVCacheGPT.from_gpt first; pass a KVCacheGPT to skip that when calling repeatedly.
     """
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise TypeError(f"max_new_tokens must be an int, got {max_new_tokens!r}")
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    if isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1:
-        raise ValueError(f"context_size must be a positive int, got {context_size!r}")
-    if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
-        raise ValueError("idx must be a [batch, num_tokens] tensor of token ids")
+    gpt.check_generation_args(idx, max_new_tokens, context_size)
     if max_new_tokens == 0:
         return idx
     cfg = model.cfg

@@ -25,6 +25,7 @@ def execute(path):
     client = NotebookClient(
         notebook,
         timeout=600,
+        record_timing=False,  # keep run timestamps out of the stored notebooks
         kernel_name="python3",
         resources={"metadata": {"path": str(path.parent)}},  # run in the notebook's folder
     )

@@ -87,6 +87,14 @@ def forward_race(model, fast, batch, seq_len, rounds):
     return {name: batch * seq_len / s for name, s in seconds.items()}, close
 
 
+def print_speeds(speed, labels, baselines):
+    """A table: tokens/s per contender, then its ratio to each baseline contender."""
+    print(f"  {'':44s}{'tokens/s':>9s}" + "".join(f"{title:>13s}" for title in baselines))
+    for name, label in labels.items():
+        ratios = "".join(f"{speed[name] / speed[base]:12.2f}x" for base in baselines.values())
+        print(f"  {label:44s}{speed[name]:9.1f}{ratios}")
+
+
 def verdict(ratio, target):
     return f"{ratio:6.2f}x (target >= {target}x): {'met' if ratio >= target else 'NOT met'}"
 
@@ -111,23 +119,17 @@ def main(argv=None):
     print(f"{size}, qkv_bias=True, untied head, seed 123, float32, "
           f"torch threads: {torch.get_num_threads()}, median of {args.rounds} alternating rounds")
     print(f"\nGreedy generation: {new_tokens} new tokens from {PROMPT!r}, batch 1")
-    print(f"  {'':44s}{'tokens/s':>9s}{'vs simple':>11s}{'vs HF':>8s}")
-    rows = [("simple", "gpt.generate_text_simple (no cache)"),
-            ("cached", "generate_cached (bonus/kv_cache.py)"),
-            ("hf", "Hugging Face generate (its KV cache)")]
-    for name, label in rows:
-        print(f"  {label:44s}{speed[name]:9.1f}{speed[name] / speed['simple']:10.2f}x"
-              f"{speed[name] / speed['hf']:7.2f}x")
+    print_speeds(speed, {"simple": "gpt.generate_text_simple (no cache)",
+                         "cached": "generate_cached (bonus/kv_cache.py)",
+                         "hf": "Hugging Face generate (its KV cache)"},
+                 baselines={"vs simple": "simple", "vs HF": "hf"})
     print(f"  identical ids: {identical}")
 
     print(f"\nForward pass, batch {batch} x {seq_len} tokens")
-    print(f"  {'':44s}{'tokens/s':>9s}{'vs teaching':>13s}")
-    rows = [("teaching", "gpt.GPTModel, logits at every position"),
-            ("fast", "KVCacheGPT, logits at every position"),
-            ("prefill", "KVCacheGPT, prefill: cache + last logits")]
-    for name, label in rows:
-        print(f"  {label:44s}{fwd_speed[name]:9.0f}"
-              f"{fwd_speed[name] / fwd_speed['teaching']:12.2f}x")
+    print_speeds(fwd_speed, {"teaching": "gpt.GPTModel, logits at every position",
+                             "fast": "KVCacheGPT, logits at every position",
+                             "prefill": "KVCacheGPT, prefill: cache + last logits"},
+                 baselines={"vs teaching": "teaching"})
     print(f"  logits match within 1e-5: {close}")
 
     if args.quick:

@@ -13,9 +13,6 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo root: gpt.py, bonus/
 
 import torch
 

@@ -5,10 +5,8 @@ by hand: change the notebook, then run `python tools/export.py`. Run `python gpt
 for the command line.
 """
 
-# ---- from notebooks/01_gpt_backbone.ipynb ----
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import tiktoken
@@ -17,7 +15,7 @@ import torch.nn as nn
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 from tiktoken_ext.openai_public import r50k_pat_str
 
-
+# ---- from notebooks/01_gpt_backbone.ipynb ----
 GPT_CONFIG_124M = {
     "vocab_size": 50257,     # how many distinct tokens the BPE tokenizer knows
     "context_length": 1024,  # longest input the positional embedding covers
@@ -27,84 +25,6 @@ GPT_CONFIG_124M = {
     "drop_rate": 0.1,        # dropout probability (only active in training mode)
     "qkv_bias": False,       # whether the query/key/value projections have a bias
 }
-
-_POSITIVE_INT_KEYS = ("vocab_size", "context_length", "emb_dim", "n_heads", "n_layers")
-
-
-def check_config(cfg):
-    """Raise a clear TypeError/ValueError if `cfg` is not a usable GPT config."""
-    if not isinstance(cfg, dict):
-        raise TypeError(f"config must be a dict, got {type(cfg).__name__}")
-    missing = sorted(set(GPT_CONFIG_124M) - set(cfg))
-    unknown = sorted(set(cfg) - set(GPT_CONFIG_124M))
-    if missing:
-        raise ValueError(f"config is missing key(s) {missing}")
-    if unknown:
-        raise ValueError(f"config has unknown key(s) {unknown}; expected {sorted(GPT_CONFIG_124M)}")
-    for key in _POSITIVE_INT_KEYS:
-        value = cfg[key]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"config['{key}'] must be an int, got {value!r}")
-        if value < 1:
-            raise ValueError(f"config['{key}'] must be positive, got {value}")
-    rate = cfg["drop_rate"]
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)):
-        raise TypeError(f"config['drop_rate'] must be a number, got {rate!r}")
-    if not 0 <= rate <= 1:
-        raise ValueError(f"config['drop_rate'] must be between 0 and 1, got {rate}")
-    if not isinstance(cfg["qkv_bias"], bool):
-        raise TypeError(f"config['qkv_bias'] must be True or False, got {cfg['qkv_bias']!r}")
-    if cfg["emb_dim"] % cfg["n_heads"]:
-        raise ValueError(
-            f"emb_dim ({cfg['emb_dim']}) must be divisible by n_heads ({cfg['n_heads']})"
-        )
-
-
-# The two GPT-2 BPE files ship with the course, so tokenizing never needs the network.
-# tiktoken checks them against the official SHA-256 sums before using them.
-BPE_FILES = {
-    "vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
-    "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
-}
-
-
-def get_tokenizer(bpe_dir=None):
-    """The GPT-2 tokenizer, built offline from the BPE files in `bpe_dir`.
-
-    By default the files are the ones in `data/gpt2-bpe/` next to this module.
-    """
-    bpe_dir = Path(bpe_dir) if bpe_dir is not None else Path(__file__).parent / "data" / "gpt2-bpe"
-    for name in BPE_FILES:
-        if not (bpe_dir / name).is_file():
-            raise FileNotFoundError(f"GPT-2 tokenizer file not found: {bpe_dir / name}")
-    ranks = data_gym_to_mergeable_bpe_ranks(
-        vocab_bpe_file=str(bpe_dir / "vocab.bpe"),
-        encoder_json_file=str(bpe_dir / "encoder.json"),
-        vocab_bpe_hash=BPE_FILES["vocab.bpe"],
-        encoder_json_hash=BPE_FILES["encoder.json"],
-    )
-    return tiktoken.Encoding(
-        name="gpt2",
-        explicit_n_vocab=50257,
-        pat_str=r50k_pat_str,
-        mergeable_ranks=ranks,
-        special_tokens={"<|endoftext|>": 50256},
-    )
-
-
-def text_to_token_ids(text, tokenizer):
-    """Encode `text` into a [1, num_tokens] tensor (a batch of one)."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
-    if not text:
-        raise ValueError("text is empty: the model needs at least one token to continue")
-    ids = tokenizer.encode(text, allowed_special={"<|endoftext|>"})
-    return torch.tensor(ids).unsqueeze(0)
-
-
-def token_ids_to_text(token_ids, tokenizer):
-    """Decode a [1, num_tokens] (or flat) tensor of ids back to text."""
-    return tokenizer.decode(token_ids.flatten().tolist())
 
 
 # ---- from notebooks/02_layer_norm.ipynb ----
@@ -209,37 +129,12 @@ class TransformerBlock(nn.Module):
 
 
 # ---- from notebooks/06_gpt_model.ipynb ----
-def check_token_ids(in_idx, vocab_size, context_length):
-    """Raise a clear error unless `in_idx` is a [batch, num_tokens] tensor of valid ids."""
-    if not isinstance(in_idx, torch.Tensor):
-        raise TypeError(f"token ids must be a torch.Tensor, got {type(in_idx).__name__}")
-    if in_idx.dtype.is_floating_point or in_idx.dtype.is_complex or in_idx.dtype == torch.bool:
-        raise TypeError(f"token ids must be integers, got dtype {in_idx.dtype}")
-    if in_idx.dim() != 2:
-        raise ValueError(
-            f"token ids must have shape [batch, num_tokens], got {list(in_idx.shape)}"
-            " (use ids.unsqueeze(0) for a single sequence)"
-        )
-    num_tokens = in_idx.shape[1]
-    if num_tokens == 0:
-        raise ValueError("token ids are empty: need at least one token")
-    if num_tokens > context_length:
-        raise ValueError(
-            f"input has {num_tokens} tokens but the model's context_length is {context_length}"
-            " (crop it, e.g. in_idx[:, -context_length:])"
-        )
-    low, high = in_idx.min().item(), in_idx.max().item()
-    if low < 0 or high >= vocab_size:
-        bad = low if low < 0 else high
-        raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size - 1}]")
-
-
 class GPTModel(nn.Module):
     """GPT-2: token + position embeddings, a stack of transformer blocks, a linear head."""
 
     def __init__(self, cfg):
         super().__init__()
-        check_config(cfg)
+        check_config(cfg)  # a clear error for a bad config (appendix A)
         self.cfg = dict(cfg)
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
@@ -249,6 +144,7 @@ class GPTModel(nn.Module):
         self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
 
     def forward(self, in_idx):
+        # A clear error for bad ids, instead of an IndexError deep in an embedding (appendix A).
         check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
         num_tokens = in_idx.shape[1]
         positions = torch.arange(num_tokens, device=in_idx.device)
@@ -293,6 +189,92 @@ def parameter_breakdown(cfg):
 
 
 # ---- from notebooks/07_generating_text.ipynb ----
+def generate_text_simple(model, idx, max_new_tokens, context_size):
+    """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
+    check_generation_args(idx, max_new_tokens, context_size)  # clear errors: appendix A
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
+        with torch.no_grad():
+            logits = model(idx_cond)
+        logits = logits[:, -1, :]  # only the last position predicts the next token
+        probas = torch.softmax(logits, dim=-1)  # monotonic: argmax is unchanged
+        idx_next = torch.argmax(probas, dim=-1, keepdim=True)  # (batch, 1)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+# ---- from notebooks/08_appendix_engineering.ipynb ----
+# Each config key GPTModel reads, and the kind of value it must hold.
+CONFIG_KEYS = {
+    "vocab_size": "count",
+    "context_length": "count",
+    "emb_dim": "count",
+    "n_heads": "count",
+    "n_layers": "count",
+    "drop_rate": "rate",
+    "qkv_bias": "flag",
+}
+
+
+def check_config(cfg, keys=CONFIG_KEYS):
+    """Raise a clear TypeError/ValueError unless `cfg` is a usable GPT config.
+
+    `cfg` must have exactly the keys in `keys`, each holding its kind of value ("count": a
+    positive int, "rate": a number in [0, 1], "flag": True or False), and emb_dim must be
+    divisible by n_heads. A model variant that reads other settings passes its own `keys`,
+    e.g. `{**CONFIG_KEYS, "drop_rate_emb": "rate"}`; a misspelled key is still rejected.
+    """
+    if not isinstance(cfg, dict):
+        raise TypeError(f"config must be a dict, got {type(cfg).__name__}")
+    missing = sorted(set(keys) - set(cfg))
+    unknown = sorted(set(cfg) - set(keys))
+    if missing:
+        raise ValueError(f"config is missing key(s) {missing}")
+    if unknown:
+        raise ValueError(f"config has unknown key(s) {unknown}; expected {sorted(keys)}")
+    for key, kind in keys.items():
+        value = cfg[key]
+        if kind == "flag" and not isinstance(value, bool):
+            raise TypeError(f"config['{key}'] must be True or False, got {value!r}")
+        if kind == "count" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"config['{key}'] must be an int, got {value!r}")
+        if kind == "count" and value < 1:
+            raise ValueError(f"config['{key}'] must be positive, got {value}")
+        if kind == "rate" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"config['{key}'] must be a number, got {value!r}")
+        if kind == "rate" and not 0 <= value <= 1:
+            raise ValueError(f"config['{key}'] must be between 0 and 1, got {value}")
+    if cfg["emb_dim"] % cfg["n_heads"]:
+        raise ValueError(
+            f"emb_dim ({cfg['emb_dim']}) must be divisible by n_heads ({cfg['n_heads']})"
+        )
+
+
+def check_token_ids(in_idx, vocab_size, context_length):
+    """Raise a clear error unless `in_idx` is a [batch, num_tokens] tensor of valid ids."""
+    if not isinstance(in_idx, torch.Tensor):
+        raise TypeError(f"token ids must be a torch.Tensor, got {type(in_idx).__name__}")
+    if in_idx.dtype.is_floating_point or in_idx.dtype.is_complex or in_idx.dtype == torch.bool:
+        raise TypeError(f"token ids must be integers, got dtype {in_idx.dtype}")
+    if in_idx.dim() != 2:
+        raise ValueError(
+            f"token ids must have shape [batch, num_tokens], got {list(in_idx.shape)}"
+            " (use ids.unsqueeze(0) for a single sequence)"
+        )
+    num_tokens = in_idx.shape[1]
+    if num_tokens == 0:
+        raise ValueError("token ids are empty: need at least one token")
+    if num_tokens > context_length:
+        raise ValueError(
+            f"input has {num_tokens} tokens but the model's context_length is {context_length}"
+            " (crop it, e.g. in_idx[:, -context_length:])"
+        )
+    low, high = in_idx.min().item(), in_idx.max().item()
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size - 1}]")
+
+
 def check_generation_args(idx, max_new_tokens, context_size):
     """Raise a clear error for arguments a generation loop cannot use."""
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
@@ -305,18 +287,51 @@ def check_generation_args(idx, max_new_tokens, context_size):
         raise ValueError("idx must be a [batch, num_tokens] tensor of token ids")
 
 
-def generate_text_simple(model, idx, max_new_tokens, context_size):
-    """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
-    check_generation_args(idx, max_new_tokens, context_size)
-    for _ in range(max_new_tokens):
-        idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
-        with torch.no_grad():
-            logits = model(idx_cond)
-        logits = logits[:, -1, :]  # only the last position predicts the next token
-        probas = torch.softmax(logits, dim=-1)  # monotonic: argmax is unchanged
-        idx_next = torch.argmax(probas, dim=-1, keepdim=True)  # (batch, 1)
-        idx = torch.cat((idx, idx_next), dim=1)
-    return idx
+# The two GPT-2 BPE files ship with the course, so tokenizing never needs the network.
+# tiktoken checks them against the official SHA-256 sums before using them.
+BPE_FILES = {
+    "vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+}
+
+
+def get_tokenizer(bpe_dir=None):
+    """The GPT-2 tokenizer, built offline from the BPE files in `bpe_dir`.
+
+    By default the files are the ones in `data/gpt2-bpe/` next to this module.
+    """
+    bpe_dir = Path(bpe_dir) if bpe_dir is not None else Path(__file__).parent / "data" / "gpt2-bpe"
+    for name in BPE_FILES:
+        if not (bpe_dir / name).is_file():
+            raise FileNotFoundError(f"GPT-2 tokenizer file not found: {bpe_dir / name}")
+    ranks = data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=str(bpe_dir / "vocab.bpe"),
+        encoder_json_file=str(bpe_dir / "encoder.json"),
+        vocab_bpe_hash=BPE_FILES["vocab.bpe"],
+        encoder_json_hash=BPE_FILES["encoder.json"],
+    )
+    return tiktoken.Encoding(
+        name="gpt2",
+        explicit_n_vocab=50257,
+        pat_str=r50k_pat_str,
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 50256},
+    )
+
+
+def text_to_token_ids(text, tokenizer):
+    """Encode `text` into a [1, num_tokens] tensor (a batch of one)."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if not text:
+        raise ValueError("text is empty: the model needs at least one token to continue")
+    ids = tokenizer.encode(text, allowed_special={"<|endoftext|>"})
+    return torch.tensor(ids).unsqueeze(0)
+
+
+def token_ids_to_text(token_ids, tokenizer):
+    """Decode a [1, num_tokens] (or flat) tensor of ids back to text."""
+    return tokenizer.decode(token_ids.flatten().tolist())
 
 
 class _OneLineParser(argparse.ArgumentParser):

@@ -4,10 +4,13 @@
     python tools/export.py --check  # exit 1 if gpt.py differs from what the notebooks say
 
 A code cell is exported when its first line is exactly `#| export`. Cells are taken
-in notebook order (notebooks sorted by file name), the marker line dropped.
+in notebook order (notebooks sorted by file name), the marker line dropped. Each notebook
+imports what its own cells need; the module gets every import once, at the top, standard
+library first.
 """
 
 import argparse
+import ast
 import difflib
 import sys
 from pathlib import Path
@@ -45,14 +48,47 @@ def export_cells(notebook_path):
     return sources
 
 
+def split_imports(source):
+    """(top-level import statements, the rest of the source)."""
+    lines = source.splitlines()
+    imports = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            span = range(node.lineno - 1, node.end_lineno)
+            imports.append("\n".join(lines[i] for i in span))
+            for i in span:
+                lines[i] = None
+    return imports, "\n".join(line for line in lines if line is not None).strip("\n")
+
+
+def import_block(imports):
+    """Unique imports in two sorted groups: the standard library, then the rest."""
+    def group(stmt):
+        return stmt.split()[1].split(".")[0] in sys.stdlib_module_names
+
+    def key(stmt):  # `import x` before `from x import y`, then by module name
+        return stmt.startswith("from"), stmt.split()[1]
+
+    unique = set(imports)
+    stdlib = sorted((s for s in unique if group(s)), key=key)
+    others = sorted((s for s in unique if not group(s)), key=key)
+    return "\n\n".join("\n".join(part) for part in (stdlib, others) if part)
+
+
 def render_module(notebook_dir=NOTEBOOKS):
     """The text gpt.py must have, given the notebooks in `notebook_dir`."""
-    blocks = []
+    imports, blocks = [], []
     for path in sorted(Path(notebook_dir).glob("*.ipynb")):
-        cells = export_cells(path)
-        if cells:
-            blocks.append(f"# ---- from notebooks/{path.name} ----\n" + "\n\n\n".join(cells))
-    return HEADER + "\n" + "\n\n\n".join(blocks) + "\n\n" + FOOTER
+        bodies = []
+        for cell in export_cells(path):
+            cell_imports, body = split_imports(cell)
+            imports += cell_imports
+            if body:
+                bodies.append(body)
+        if bodies:
+            blocks.append(f"# ---- from notebooks/{path.name} ----\n" + "\n\n\n".join(bodies))
+    top = import_block(imports) + "\n\n" if imports else ""  # one blank line, then a comment
+    return HEADER + "\n" + top + "\n\n\n".join(blocks) + "\n\n" + FOOTER
 
 
 def main():

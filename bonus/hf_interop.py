@@ -78,7 +78,8 @@ def config_from_hf(hf_config):
     n_inner = hf_config.n_inner  # the feed-forward width; None means 4 * n_embd
     if n_inner not in (None, 4 * hf_config.n_embd):
         raise ValueError(f"GPTModel cannot express n_inner={n_inner} (it uses 4 * n_embd)")
-    # Our single drop_rate plays the three roles GPT-2 gives separate rates (see exercise 4.3).
+    # Our single drop_rate plays the three roles GPT-2 gives separate rates (exercise 4.3 builds
+    # a variant with three; these converters take only gpt.GPTModel).
     rates = {hf_config.embd_pdrop, hf_config.attn_pdrop, hf_config.resid_pdrop}
     if len(rates) > 1:
         raise ValueError(
@@ -154,11 +155,16 @@ def hf_from_gptmodel(model):
     `c_attn`'s bias is zero. The head is tied only if `model` ties it (`out_head.weight`
     is `tok_emb.weight`); otherwise `lm_head` keeps its own matrix.
     """
+    if not isinstance(model, gpt.GPTModel):
+        raise TypeError(
+            f"expected a gpt.GPTModel, got {type(model).__name__} (a model variant with other "
+            "modules or config keys cannot be converted)"
+        )
+    cfg = model.cfg
+    gpt.check_config(cfg)  # refuses a subclass whose config reads other keys (e.g. three rates)
+
     from transformers import GPT2LMHeadModel
 
-    if not isinstance(model, gpt.GPTModel):
-        raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
-    cfg = model.cfg
     tied = model.out_head.weight is model.tok_emb.weight
     state = model.state_dict()
     if not cfg["qkv_bias"]:  # Hugging Face's c_attn always has a bias: a zero one adds nothing

@@ -1,99 +1,177 @@
 """Self-checks for exercises 4.1-4.3, in the style of Kaggle Learn's `q1.check()`.
 
-Each `check_4_N(...)` prints its feedback and returns True or False: "not attempted yet" while
-the starter code is unchanged, a short diagnosis when an answer is wrong, a confirmation when
-it is right. Feedback never shows the expected numbers. `hint_4_N()` prints a nudge.
+`check_4_N(...)` prints feedback and returns nothing, so a notebook cell shows only the
+feedback: "not attempted yet" while the starter is unchanged, one line per distinct mistake
+while an answer is wrong, a confirmation once it is right. `review_4_N(...)` returns the same
+feedback as a `Feedback(passed, text)` (the tests read it). Feedback never shows an expected
+figure, and no value makes a check raise. `hint_4_N()` gives a nudge; calling it again gives
+a more specific one.
 
-The expected values are derived from gpt.py, so the checks follow the course's model.
+The expected values come from gpt.py and from a copy of gpt.GPT_CONFIG_124M taken when this
+module is imported, so a config changed in place later cannot move them.
 """
 
+import copy
 import math
 import numbers
 import textwrap
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
 
 import gpt
 
+BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it
+SIZES = copy.deepcopy(gpt.GPT2_SIZES)  # gpt2-small, gpt2-medium, gpt2-large, gpt2-xl
+
+
+class Feedback(NamedTuple):
+    passed: bool
+    text: str
+
+
 # ---- helpers ----------------------------------------------------------------------------
 
 
-def _as_int(value):
-    """`value` as an int if it is a whole number (int, integral float, 1-element tensor)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+def _correct(message):
+    return Feedback(True, f"Correct: {message}")
 
 
-def _as_float(value):
-    """`value` as a float if it is a real number (int, float, 1-element tensor)."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    return float(value)
-
-
-def _same_mb(a, b):
-    return round(a, 2) == round(b, 2)  # MB are compared to two decimals
-
-
-def _diagnose(value, expected, mistakes, fallback, same=lambda a, b: a == b):
-    """None if `value` is right, else the message of the first known mistake it matches."""
-    if same(value, expected):
-        return None
-    for wrong, message in mistakes:
-        if not same(wrong, expected) and same(value, wrong):
-            return message
-    return fallback
-
-
-def _report(problems, success=None):
-    """Print the problems (and return False), or else the success message (and return True)."""
-    if problems:
-        print("Not quite:")
-        for problem in problems:
-            print(f"  - {problem}")
-        return False
-    print(success)
-    return True
-
-
-def _hint(text):
-    print(textwrap.fill("Hint: " + text, width=88))
+def _wrong(problems):
+    return Feedback(False, "\n".join(["Not quite:"] + [f"  - {p}" for p in problems]))
 
 
 def _not_attempted(what):
-    print(f"Not attempted yet: {what}, then run this cell again.")
-    return False
+    return Feedback(False, f"Not attempted yet: {what}, then run this cell again.")
+
+
+def _config_changes():
+    """Keys of gpt.GPT_CONFIG_124M that no longer hold the values gpt.py gave them."""
+    current = gpt.GPT_CONFIG_124M
+    if not isinstance(current, Mapping):
+        return ["it is no longer a dict"]
+
+    def same(a, b):  # the original values are ints, floats and bools: == is safe between them
+        return type(a) is type(b) and a == b
+
+    keys = set(current) | set(BASE_CONFIG)
+    return sorted(str(k) for k in keys if not same(current.get(k), BASE_CONFIG.get(k)))
+
+
+def _safely(review, *args):
+    """`review(*args)`, which must never raise, plus a warning if the base config was changed."""
+    try:
+        feedback = review(*args)
+    except Exception as err:  # a last resort: the reviews handle every value we know of
+        feedback = Feedback(False, f"The check could not read this answer ({type(err).__name__}: "
+                                   f"{err}); compare its form with the starter code and run this "
+                                   "cell again.")
+    changed = _config_changes()
+    if changed:
+        feedback = feedback._replace(text=(
+            f"{feedback.text}\nWarning: gpt.GPT_CONFIG_124M was changed in place "
+            f"({', '.join(changed)}), so everything that reads it later in this session sees "
+            "the change. Build new configs as copies, {**gpt.GPT_CONFIG_124M, ...}, and restart "
+            "the kernel to get the original back."))
+    return feedback
+
+
+def _number(value):
+    """(value as a Python int or float, None), or (None, what it is) if it is not one number."""
+    if isinstance(value, torch.Tensor):
+        if value.is_meta:
+            return None, ("a tensor on the meta device, which has a shape but no value (compute "
+                          "it from Python numbers: numel() returns an int)")
+        if value.numel() != 1:
+            return None, f"a tensor of shape {list(value.shape)}"
+        value = value.item()
+    elif type(value).__module__ == "numpy" and getattr(value, "size", None) == 1:
+        value = value.item()  # a numpy scalar or one-element array
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None, type(value).__name__
+    if isinstance(value, numbers.Integral):
+        return int(value), None
+    return float(value), None
+
+
+def _whole_number(value):
+    """(value as an int, None) if it is a whole number of any numeric type, else (None, why)."""
+    number, kind = _number(value)
+    if kind:
+        return None, kind
+    if isinstance(number, float):
+        if not number.is_integer():
+            return None, "a float that is not a whole number"
+        number = int(number)
+    return number, None
+
+
+def _diagnose(value, expected, mistakes, fallback, same=lambda a, b: a == b):
+    """None if `value` is right, else what it matches in `mistakes` (pairs of value, message).
+
+    A value that several mistakes produce gets all of their messages, numbered.
+    """
+    if same(value, expected):
+        return None
+    matches = []
+    for wrong, message in mistakes:
+        if not same(wrong, expected) and same(value, wrong) and message not in matches:
+            matches.append(message)
+    if len(matches) > 1:
+        numbered = " ".join(f"({i}) {message}." for i, message in enumerate(matches, 1))
+        return f"this value fits {len(matches)} mistakes. {numbered}"
+    return matches[0] if matches else fallback
+
+
+class _Hints:
+    """A hint function that gets more specific each time it is called."""
+
+    def __init__(self, exercise, *tiers):
+        self.exercise, self.tiers, self.calls = exercise, tiers, 0
+
+    def __call__(self):
+        if self.calls < len(self.tiers):
+            text = f"Hint {self.calls + 1} of {len(self.tiers)}: {self.tiers[self.calls]}"
+            if self.calls + 1 < len(self.tiers):
+                text += " (Run the cell again for a more specific hint.)"
+        else:
+            text = (f"No more hints: compare your work with "
+                    f"solutions/solution_{self.exercise}.ipynb.")
+        self.calls += 1
+        print(textwrap.fill(text, width=88))
+
+    def __repr__(self):  # shown if the parentheses are left out
+        return f"hint_{self.exercise}: call it, hint_{self.exercise}(), to see a hint"
 
 
 # ---- exercise 4.1 ---------------------------------------------------------------------------
 
 
-def check_4_1(ff_params, att_params):
-    """Parameters of one block's feed-forward module and of its attention module (GPT-2 small)."""
+def _review_4_1(ff_params, att_params):
     if ff_params is None and att_params is None:
         return _not_attempted("set ff_params and att_params to your counts")
 
-    cfg = gpt.GPT_CONFIG_124M
-    d, n_layers, ctx = cfg["emb_dim"], cfg["n_layers"], cfg["context_length"]
-    breakdown = gpt.parameter_breakdown(cfg)
+    d, ctx = BASE_CONFIG["emb_dim"], BASE_CONFIG["context_length"]
+    n_layers, n_heads = BASE_CONFIG["n_layers"], BASE_CONFIG["n_heads"]
+    head_dim = d // n_heads
+    breakdown = gpt.parameter_breakdown(BASE_CONFIG)
     ff = breakdown["feed-forward"] // n_layers
     att = breakdown["attention"] // n_layers
     block = ff + att + 4 * d  # plus norm1 and norm2 (scale and shift each)
 
-    answers = {"ff_params": _as_int(ff_params), "att_params": _as_int(att_params)}
+    answers, problems = {}, []
+    for name, raw in (("ff_params", ff_params), ("att_params", att_params)):
+        answers[name], kind = _whole_number(raw)
+        if raw is None:
+            problems.append(f"{name} is not filled in yet")
+        elif kind:
+            problems.append(f"{name} should be a whole number (an int), got {kind}")
+    if problems:
+        return _wrong(problems)
     if answers["ff_params"] == att and answers["att_params"] == ff:
-        return _report(["the two counts are swapped: which module is the larger one?"])
+        return _wrong(["the two counts are swapped: which module is the larger one?"])
 
     whole_block = (block, "that is the whole transformer block; count only this one module")
     all_blocks = f"that is all {n_layers} blocks together; count the module of a single block"
@@ -115,43 +193,58 @@ def check_4_1(ff_params, att_params):
             (3 * d * d, "out_proj is missing: after W_query, W_key and W_value a fourth nn.Linear "
                         "mixes the heads"),
             (att + ctx * ctx, "the causal mask is included: it is a buffer, not a trainable "
-                              "parameter (count model.parameters(), not the state_dict)"),
+                              "parameter (count parameters(), not the state_dict)"),
             (ff, "that is the feed-forward module's count"),
             (n_layers * att, all_blocks),
+            (n_heads * att, f"the module is counted once per head; its {n_heads} heads share the "
+                            "same four matrices, each head using a slice of them"),
+            (n_heads * 3 * d * d + d * d + d,
+             "each head got its own full-size query, key and value matrices; the heads share "
+             f"W_query, W_key and W_value, each using a slice of head_dim = {head_dim} columns"),
+            (3 * d * head_dim + d * d + d,
+             "only one head's slice of W_query, W_key and W_value is counted; each of them is a "
+             "full emb_dim x emb_dim matrix that all heads share"),
             whole_block,
         ],
     }
-    expected = {"ff_params": ff, "att_params": att}
-    problems = []
-    for name, raw in (("ff_params", ff_params), ("att_params", att_params)):
-        value = answers[name]
-        if raw is None:
-            problems.append(f"{name} is not filled in yet")
-        elif value is None:
-            problems.append(f"{name} should be a whole number (an int), got {type(raw).__name__}")
-        else:
-            message = _diagnose(value, expected[name], mistakes[name],
-                                "not the right count; add up the weights and the biases of every "
-                                "nn.Linear in the module")
-            if message:
-                problems.append(f"{name}: {message}")
-    return _report(problems, "Correct: both counts match. Now explain why one module is about "
-                             "twice the size of the other.")
+    for name, expected in (("ff_params", ff), ("att_params", att)):
+        message = _diagnose(answers[name], expected, mistakes[name],
+                            "not the right count (counts must match exactly); add up the weights "
+                            "and the biases of every nn.Linear in the module")
+        if message:
+            problems.append(f"{name}: {message}")
+    if problems:
+        return _wrong(problems)
+    return _correct("both counts match exactly. Now explain why one module is about twice the "
+                    "size of the other.")
 
 
-def hint_4_1():
-    _hint(
-        "sum(p.numel() for p in module.parameters()) counts every weight and bias of a "
-        "module. To check it by hand: nn.Linear(n_in, n_out) holds n_in * n_out weights plus "
-        "n_out biases (if it has a bias). List the nn.Linear layers of block.ff and block.att "
-        "with print(block.ff) and print(block.att)."
-    )
+def review_4_1(ff_params, att_params):
+    """Feedback on the parameter counts of one block's feed-forward and attention modules."""
+    return _safely(_review_4_1, ff_params, att_params)
+
+
+def check_4_1(ff_params, att_params):
+    """Print feedback on exercise 4.1 (see review_4_1)."""
+    print(review_4_1(ff_params, att_params).text)
+
+
+hint_4_1 = _Hints(
+    "4_1",
+    "both modules are made of nn.Linear layers; GELU, dropout and the causal mask hold no "
+    "trainable parameters. print(block.ff) and print(block.att) list the layers with their "
+    "in_features, out_features and whether they have a bias.",
+    "an nn.Linear(n_in, n_out) holds an n_out x n_in weight matrix plus n_out biases, unless it "
+    "was created with bias=False. Add that up layer by layer. To confirm with PyTorch: "
+    "module.parameters() yields every weight and bias tensor, and a tensor's numel() is its "
+    "number of entries.",
+)
 
 
 # ---- exercise 4.2 ---------------------------------------------------------------------------
 
-SIZES = tuple(gpt.GPT2_SIZES)  # gpt2-small, gpt2-medium, gpt2-large, gpt2-xl
 FIELDS = ("total_params", "tied_params", "size_mb")
+MB_TOLERANCE = 0.01  # size_mb passes within 0.01 MB: two decimals, rounded or not
 
 
 def _count(cfg):
@@ -159,7 +252,7 @@ def _count(cfg):
 
 
 def _expected_4_2(name):
-    cfg = gpt.gpt2_config(name)
+    cfg = {**BASE_CONFIG, **SIZES[name]}
     parts = gpt.parameter_breakdown(cfg)
     total = sum(parts.values())
     return {
@@ -171,74 +264,127 @@ def _expected_4_2(name):
     }
 
 
-def _diagnose_4_2(name, entry, expected):
-    """Messages for what is wrong in one size's entry (empty when all is right)."""
-    if not isinstance(entry, Mapping):
-        return [f"{name}: should be a dict with the keys {', '.join(FIELDS)}"]
-    exp = expected[name]
-    others = {other: o for other, o in expected.items() if other != name}
-    total, tied, size = exp["total_params"], exp["tied_params"], exp["size_mb"]
-    head, pos = exp["parts"]["output head"], exp["parts"]["position embedding"]
+def _same_mb(a, b):
+    return abs(a - b) < MB_TOLERANCE
 
-    problems = []
-    values = {}
+
+def _read_entry(entry):
+    """({field: number}, problems) for one size's entry of the results dict."""
+    if not isinstance(entry, Mapping):
+        return None, [f"should be a dict with the keys {', '.join(FIELDS)}, "
+                      f"got {type(entry).__name__}"]
+    unknown = sorted(str(key) for key in entry if key not in FIELDS)
+    if unknown:
+        return None, [f"has unknown key(s) {', '.join(unknown)}; the keys are {', '.join(FIELDS)}"]
+    values, problems = {}, []
     for field in FIELDS:
         raw = entry.get(field)
-        values[field] = _as_float(raw) if field == "size_mb" else _as_int(raw)
+        read = _number if field == "size_mb" else _whole_number
+        values[field], kind = read(raw)
         if raw is None:
-            problems.append(f"{name}: {field} is not filled in yet")
-        elif values[field] is None:
-            kind = "a number" if field == "size_mb" else "a whole number (an int)"
-            problems.append(f"{name}: {field} should be {kind}, got {type(raw).__name__}")
+            problems.append(f"{field} is not filled in yet")
+        elif kind:
+            wanted = "a number" if field == "size_mb" else "a whole number (an int)"
+            problems.append(f"{field} should be {wanted}, got {kind}")
+    return values, problems
+
+
+def _mistakes_4_2(name, expected):
+    """{field: [(wrong value, diagnosis), ...]}: the known mistakes for one size."""
+    exp = expected[name]
+    cfg, parts = exp["cfg"], exp["parts"]
+    total, tied, size = exp["total_params"], exp["tied_params"], exp["size_mb"]
+    head, pos = parts["output head"], parts["position embedding"]
+    qkv_biases = cfg["n_layers"] * 3 * cfg["emb_dim"]
+    unchanged = _count(BASE_CONFIG)  # what every size gets if its config never changed
+    others = {other: o for other, o in expected.items() if other != name}
+    with_biases = ("includes query, key and value biases; this exercise keeps qkv_bias False, "
+                   "as in GPT_CONFIG_124M")
+    two_decimals = ("the check needs two decimals (it accepts anything within "
+                    f"{MB_TOLERANCE} MB), e.g. round(size_mb, 2)")
+    return {
+        "total_params": [
+            (tied, "the output head is left out; total_params counts every parameter of the "
+                   "model"),
+            (unchanged, "same as GPT-2 small: this size's emb_dim, n_layers and n_heads did not "
+                        "reach the config"),
+            (_count({**cfg, "n_layers": BASE_CONFIG["n_layers"]}),
+             "n_layers kept GPT-2 small's value"),
+            (_count({**BASE_CONFIG, "n_layers": cfg["n_layers"]}),
+             "only n_layers reached the config; emb_dim kept GPT-2 small's value"),
+            (total + qkv_biases, with_biases),
+        ] + [(o["total_params"], f"this is the count of {other}")
+             for other, o in others.items() if o["total_params"] != unchanged],
+        "tied_params": [
+            (total, "the output head is still counted; with weight tying it reuses the token "
+                    "embedding's matrix, so leave its parameters out"),
+            (total - 2 * head, "both vocabulary-sized matrices are subtracted; tying shares one "
+                               "matrix between tok_emb and out_head, so count it once"),
+            (total - head - pos, "the position embedding is subtracted too; only the output head "
+                                 "is shared with the token embedding"),
+            (tied + qkv_biases, with_biases),
+        ] + [(o["tied_params"], f"this is the tied count of {other}")
+             for other, o in others.items()],
+        "size_mb": [
+            (round(size, 1), f"rounded to one decimal; {two_decimals}"),
+            (round(size), f"rounded to a whole number; {two_decimals}"),
+            (total * 4 / 1000**2, "looks like MB = bytes / 1000**2; this course uses "
+                                  "bytes / 1024**2"),
+            (total * 4, "that is bytes; divide by 1024**2 to get MB"),
+            (total * 4 / 1024, "that is kilobytes (bytes / 1024); MB is bytes / 1024**2"),
+            (total * 4 / 1024**3, "that is gigabytes; MB is bytes / 1024**2"),
+            (total * 2 / 1024**2, "2 bytes per parameter is float16; these parameters are "
+                                  "float32"),
+            (total * 8 / 1024**2, "8 bytes per parameter is float64; these parameters are "
+                                  "float32"),
+            (total / 1024**2, "the bytes per parameter are missing: a float32 number takes 4 "
+                              "bytes"),
+            (tied * 4 / 1024**2, "computed from tied_params; the model as built stores all of "
+                                 "its parameters, the output head included"),
+        ],
+    }
+
+
+def _diagnose_4_2(name, entry, expected):
+    """Messages for what is wrong in one size's entry (empty when all is right)."""
+    values, problems = _read_entry(entry)
     if problems:
         return problems
-    if values["total_params"] == tied and values["tied_params"] == total:
-        return [f"{name}: total_params and tied_params are swapped"]
+    exp = expected[name]
+    total, tied, size = (exp[field] for field in FIELDS)
+    got_total, got_tied, got_size = (values[field] for field in FIELDS)
+    if got_total == tied and got_tied == total:
+        return ["total_params and tied_params are swapped"]
 
-    base = gpt.GPT_CONFIG_124M
-    total_mistakes = [
-        (tied, "the output head is left out; total_params counts every parameter of the model"),
-        (_count(base), "same as GPT-2 small: this size's emb_dim, n_layers and n_heads did not "
-                       "reach the config"),
-        (_count({**exp["cfg"], "n_layers": base["n_layers"]}), "n_layers was not updated"),
-        (_count({**base, "n_layers": exp["cfg"]["n_layers"]}), "emb_dim was not updated"),
-    ] + [(o["total_params"], f"this is the count of {other}") for other, o in others.items()]
-    tied_mistakes = [
-        (total, "the output head is still counted; with weight tying it reuses the token "
-                "embedding's matrix, so leave its parameters out"),
-        (total - 2 * head, "both vocabulary-sized matrices are subtracted; tying shares one matrix "
-                           "between tok_emb and out_head, so count it once"),
-        (total - head - pos, "the position embedding is subtracted too; only the output head is "
-                             "shared with the token embedding"),
-    ] + [(o["tied_params"], f"this is the tied count of {other}") for other, o in others.items()]
-    size_mistakes = [
-        (total * 4 / 1000**2, "looks like MB = bytes / 1000**2; this course uses bytes / 1024**2"),
-        (total * 4, "that is bytes; divide by 1024**2 to get MB"),
-        (total * 4 / 1024, "that is kilobytes (bytes / 1024); MB is bytes / 1024**2"),
-        (total * 4 / 1024**3, "that is gigabytes; MB is bytes / 1024**2"),
-        (total * 2 / 1024**2, "2 bytes per parameter is float16; these parameters are float32"),
-        (total * 8 / 1024**2, "8 bytes per parameter is float64; these parameters are float32"),
-        (total / 1024**2, "the bytes per parameter are missing: a float32 number takes 4 bytes"),
-        (tied * 4 / 1024**2, "computed from tied_params; the model as built stores all of its "
-                             "parameters, the output head included"),
-    ]
-    message = _diagnose(values["total_params"], total, total_mistakes,
-                        "not the right count; sum numel() over all of model.parameters()")
+    mistakes = _mistakes_4_2(name, expected)
+    follows = "follows from total_params, which needs fixing first"
+    # A wrong total minus the output head of any of the four widths is a consistent tied count.
+    heads = {BASE_CONFIG["vocab_size"] * dims["emb_dim"] for dims in SIZES.values()}
+
+    message = _diagnose(got_total, total, mistakes["total_params"],
+                        "not the right count (counts must match exactly); sum numel() over all "
+                        "of the model's parameters")
     if message:
-        problems.append(f"{name}: total_params: {message}")
-    message = _diagnose(values["tied_params"], tied, tied_mistakes,
-                        "not the right count; subtract the output head's parameters from the total")
+        problems.append(f"total_params: {message}")
+    if got_tied != tied and got_total != total and got_total - got_tied in heads:
+        message = f"{follows} (the output head is subtracted correctly)"
+    else:
+        message = _diagnose(got_tied, tied, mistakes["tied_params"],
+                            "not the right count (counts must match exactly); subtract the output "
+                            "head's parameters from the total")
     if message:
-        problems.append(f"{name}: tied_params: {message}")
-    if not _same_mb(values["size_mb"], size):
-        if values["total_params"] != total and _same_mb(values["size_mb"],
-                                                        values["total_params"] * 4 / 1024**2):
-            message = "follows from total_params, which needs fixing first"
-        else:
-            message = _diagnose(values["size_mb"], size, size_mistakes,
-                                "not the right size; float32 takes 4 bytes per parameter and "
-                                "MB means bytes / 1024**2", same=_same_mb)
-        problems.append(f"{name}: size_mb: {message}")
+        problems.append(f"tied_params: {message}")
+    if _same_mb(got_size, size):
+        message = None
+    elif got_total != total and _same_mb(got_size, got_total * 4 / 1024**2):
+        message = follows
+    else:
+        message = _diagnose(got_size, size, mistakes["size_mb"],
+                            "not the right size; float32 takes 4 bytes per parameter, MB means "
+                            "bytes / 1024**2, and the check accepts anything within "
+                            f"{MB_TOLERANCE} MB", same=_same_mb)
+    if message:
+        problems.append(f"size_mb: {message}")
     return problems
 
 
@@ -254,36 +400,59 @@ def _is_blank_4_2(results):
     )
 
 
-def check_4_2(results):
-    """results[name] = {"total_params": int, "tied_params": int, "size_mb": float} per size."""
+def _review_4_2(results):
     if _is_blank_4_2(results):
         return _not_attempted("fill in results for the four sizes")
     if not isinstance(results, Mapping):
-        return _report([f"results should be a dict keyed by model name, got "
-                        f"{type(results).__name__}"])
+        return _wrong([f"results should be a dict keyed by model name, got "
+                       f"{type(results).__name__}"])
     missing = [name for name in SIZES if name not in results]
     if missing:
-        return _report([f"results has no entry for {', '.join(missing)} (keys are the names "
-                        f"{', '.join(SIZES)})"])
+        return _wrong([f"results has no entry for {', '.join(missing)} (the keys are the names "
+                       f"{', '.join(SIZES)})"])
     expected = {name: _expected_4_2(name) for name in SIZES}
-    problems = [p for name in SIZES for p in _diagnose_4_2(name, results[name], expected)]
-    return _report(problems, "Correct: all four sizes match. Notice how much of the total the "
-                             "output head accounts for in the small model, and how little in XL.")
+    sizes_with = {}  # each distinct message -> the sizes it applies to, in order
+    for name in SIZES:
+        for message in _diagnose_4_2(name, results[name], expected):
+            sizes_with.setdefault(message, []).append(name)
+    if sizes_with:
+        return _wrong([
+            f"{'all four sizes' if len(names) == len(SIZES) else ', '.join(names)}: {message}"
+            for message, names in sizes_with.items()
+        ])
+    return _correct(f"all four sizes match (counts exactly, size_mb within {MB_TOLERANCE} MB). "
+                    "Notice how much of the total the output head accounts for in the small "
+                    "model, and how little in XL.")
 
 
-def hint_4_2():
-    _hint(
-        "Start each config from a copy of gpt.GPT_CONFIG_124M and overwrite emb_dim, "
-        "n_layers and n_heads (gpt.GPT2_SIZES lists them). Build the model inside "
-        "`with torch.device('meta'):` to get real shapes without allocating memory. The output "
-        "head is model.out_head. A float32 number takes 4 bytes, and MB here means bytes / 1024**2."
-    )
+def review_4_2(results):
+    """Feedback on results[name] = {"total_params", "tied_params", "size_mb"} for each size."""
+    return _safely(_review_4_2, results)
+
+
+def check_4_2(results):
+    """Print feedback on exercise 4.2 (see review_4_2)."""
+    print(review_4_2(results).text)
+
+
+hint_4_2 = _Hints(
+    "4_2",
+    "each size needs a config of its own: a copy of gpt.GPT_CONFIG_124M (leave the original "
+    "alone) with that size's emb_dim, n_layers and n_heads from gpt.GPT2_SIZES. Build each "
+    "model inside `with torch.device('meta'):`, which gives every parameter its real shape "
+    "without allocating memory.",
+    "total_params adds up the number of entries of every parameter tensor of the model. "
+    "tied_params leaves out the weight of model.out_head, the matrix that weight tying would "
+    "share with model.tok_emb. size_mb: a float32 number takes 4 bytes, and MB here means "
+    "bytes / 1024**2.",
+)
 
 
 # ---- exercise 4.3 ---------------------------------------------------------------------------
 
 # The rates exercise 4.3 asks for. They are distinct, so a rate at the wrong site shows.
 RATES_4_3 = {"drop_rate_emb": 0.1, "drop_rate_attn": 0.2, "drop_rate_shortcut": 0.3}
+RATE_TOLERANCE = 1e-6
 
 SITES_4_3 = {
     "drop_rate_emb": "embedding dropout (model.drop_emb)",
@@ -314,6 +483,38 @@ def _find_sites(model):
     return sites, None
 
 
+def _read_rates(sites):
+    """({rate key: [p of each module]}, problems): every p must be a number."""
+    rates, problems = {}, []
+    for key, modules in sites.items():
+        rates[key] = []
+        for name, module in modules:
+            p, kind = _number(module.p)
+            if kind:
+                problems.append(f"model.{name} has a rate p that is not a number (got {kind})")
+            rates[key].append(p)
+    return rates, problems
+
+
+def _misplaced_rates(rates):
+    """One message per site whose rate is not the one the config gives it."""
+    problems = []
+    for key, ps in rates.items():
+        if any(not math.isclose(p, ps[0], abs_tol=RATE_TOLERANCE) for p in ps):
+            problems.append(f"the {SITES_4_3[key]} differs between blocks: are all the blocks "
+                            "in trf_blocks built by the same class?")
+        elif not math.isclose(ps[0], RATES_4_3[key], abs_tol=RATE_TOLERANCE):
+            meant_for = [other for other, rate in RATES_4_3.items()
+                         if math.isclose(ps[0], rate, abs_tol=RATE_TOLERANCE)]
+            if meant_for:
+                problems.append(f"the {SITES_4_3[key]} uses the rate meant for the "
+                                f"{SITES_4_3[meant_for[0]]}, {meant_for[0]}")
+            else:
+                problems.append(f"the {SITES_4_3[key]} has a rate that is none of the three given "
+                                f"(rates are compared to within {RATE_TOLERANCE:f})")
+    return problems
+
+
 def _unused_sites(model, sites):
     """Names of dropout modules that a forward pass never calls (or an error message)."""
     called = set()
@@ -337,65 +538,68 @@ def _unused_sites(model, sites):
     return [name for modules in sites.values() for name, _ in modules if name not in called], None
 
 
-def check_4_3(model):
-    """The model built for exercise 4.3, with a separate dropout rate at each of three sites."""
+def _review_4_3(model):
     if model is None:
-        return _not_attempted("build `model` with the three dropout rates")
+        return _not_attempted("build `model` from CONFIG_4_3")
     if isinstance(model, type):
-        return _report(["pass the built model (an instance, e.g. YourModel(cfg)), not the class"])
+        return _wrong(["pass the built model (an instance, e.g. YourModel(cfg)), not the class"])
     if isinstance(model, Mapping):
-        return _report(["this is a config; build the model from it and pass the model"])
+        return _wrong(["this is a config; build the model from it and pass the model"])
     if not isinstance(model, nn.Module):
-        return _report([f"expected a torch nn.Module, got {type(model).__name__}"])
+        return _wrong([f"expected a torch nn.Module, got {type(model).__name__}"])
+    if not list(model.children()) and not list(model.parameters()):
+        return _not_attempted("complete the two constructors, assigning each part to self (the "
+                              "model has no submodules so far)")
 
     sites, problem = _find_sites(model)
     if problem:
-        return _report([problem])
-
-    rates = {key: [module.p for _, module in modules] for key, modules in sites.items()}
-    if len({p for ps in rates.values() for p in ps}) == 1:
+        return _wrong([problem])
+    rates, problems = _read_rates(sites)
+    if problems:
+        return _wrong(problems)
+    all_rates = [p for ps in rates.values() for p in ps]
+    if all(math.isclose(p, all_rates[0], abs_tol=RATE_TOLERANCE) for p in all_rates):
         cfg = getattr(model, "cfg", None)
         if isinstance(cfg, Mapping) and "drop_rate" in cfg and not set(RATES_4_3) & set(cfg):
-            return _report(["the model is still built from the single drop_rate, so all three "
-                            "sites share one rate"])
-        return _report(["every dropout has the same rate: one shared rate reaches all three "
-                        "sites"])
-
-    problems = []
-    for key, ps in rates.items():
-        if len(set(ps)) > 1:
-            problems.append(f"the {SITES_4_3[key]} differs between blocks: did the change reach "
-                            f"every block in trf_blocks?")
-            continue
-        p = ps[0]
-        if math.isclose(p, RATES_4_3[key]):
-            continue
-        meant_for = [other for other, rate in RATES_4_3.items() if math.isclose(p, rate)]
-        if meant_for:
-            problems.append(f"the {SITES_4_3[key]} uses the rate meant for the "
-                            f"{SITES_4_3[meant_for[0]]}, {meant_for[0]}")
-        else:
-            problems.append(f"the {SITES_4_3[key]} has a rate that is none of the three given")
+            return _wrong(["the model is still built from the single drop_rate, so all three "
+                           "sites share one rate"])
+        return _wrong(["every dropout has the same rate: one shared rate reaches all three sites"])
+    problems = _misplaced_rates(rates)
     if problems:
-        return _report(problems)
+        return _wrong(problems)
 
-    if any(p.is_meta for p in model.parameters()):
-        return _report([], "Correct: each of the three dropout sites has its own rate (a model "
-                           "on the meta device cannot run, so forward was not tried).")
+    if any(t.is_meta for t in model.parameters()):
+        return Feedback(False, "Cannot verify on the meta device: the three rates sit at the "
+                               "right sites, but a model without data cannot run, so the check "
+                               "cannot see whether forward applies them. Build the model on the "
+                               "CPU (it is small) and run this cell again.")
     unused, error = _unused_sites(model, sites)
     if error:
-        return _report([error])
+        return _wrong([error])
     if unused:
-        return _report([f"model.{name} is never applied in forward" for name in unused])
-    return _report([], "Correct: each of the three dropout sites has its own rate, and forward "
-                       "applies every one of them.")
+        return _wrong([f"model.{name} is never applied in forward" for name in unused])
+    return _correct("each of the three dropout sites has its own rate (to within "
+                    f"{RATE_TOLERANCE:f}), and forward applies every one of them.")
 
 
-def hint_4_3():
-    _hint(
-        "gpt.GPTModel checks its config and rejects unknown keys, so it cannot take the "
-        "three rates directly. An nn.Dropout holds no parameters: you can build the model "
-        "from a config it accepts and then replace the dropout module at each site - "
-        "model.drop_emb, and in every block att.dropout and drop_shortcut. Wrapping that in a "
-        "subclass of gpt.GPTModel keeps it reusable."
-    )
+def review_4_3(model):
+    """Feedback on the exercise 4.3 model, with a separate dropout rate at each of three sites."""
+    return _safely(_review_4_3, model)
+
+
+def check_4_3(model):
+    """Print feedback on exercise 4.3 (see review_4_3)."""
+    print(review_4_3(model).text)
+
+
+hint_4_3 = _Hints(
+    "4_3",
+    "three constructors create the dropouts: gpt.GPTModel's creates drop_emb, "
+    "gpt.TransformerBlock's creates drop_shortcut, and gpt.MultiHeadAttention creates its own "
+    "from the rate passed as its `dropout` argument. Your two classes create the same parts, "
+    "in the same order, as those in gpt.py; only the rates they read change.",
+    "in your block, MultiHeadAttention's `dropout` argument takes the attention-weights rate "
+    "and drop_shortcut the shortcut rate; in your model, drop_emb takes the embedding rate, "
+    "and trf_blocks stacks cfg['n_layers'] of your blocks (not gpt.TransformerBlock, which "
+    "reads drop_rate).",
+)

@@ -181,3 +181,19 @@ def test_other_models_are_refused(tiny_hf):
         gptmodel_from_hf(tiny_hf.transformer)  # the body without the head
     with pytest.raises(TypeError, match="GPTModel"):
         hf_from_gptmodel(tiny_hf)
+
+
+class GPTModelSeparateDropout(torch.nn.Module):
+    """Stands in for exercise 4.3's model: gpt.py's parts, but not a gpt.GPTModel."""
+
+
+RATES_4_3 = {"drop_rate_emb": 0.1, "drop_rate_attn": 0.2, "drop_rate_shortcut": 0.3}
+
+
+def test_model_variants_are_refused(tiny_model):
+    with pytest.raises(TypeError, match="got GPTModelSeparateDropout .* cannot be converted"):
+        hf_from_gptmodel(GPTModelSeparateDropout())
+    # A GPTModel whose config was swapped for three rates after construction.
+    tiny_model.cfg = {**{k: v for k, v in tiny_model.cfg.items() if k != "drop_rate"}, **RATES_4_3}
+    with pytest.raises(ValueError, match="drop_rate"):
+        hf_from_gptmodel(tiny_model)

@@ -6,7 +6,11 @@ for the command line.
 """
 
 import argparse
+import codecs
+import io
 import math
+import sys
+import time
 from pathlib import Path
 
 import tiktoken
@@ -341,34 +345,98 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def non_negative_int(text):
-    value = int(text)
+def token_count(text):
+    """Parse --max-new-tokens; argparse shows the message of ArgumentTypeError to the user."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
     return value
 
 
-def main(argv=None):
-    """Command line: build an (untrained) GPT-2 and greedily continue a prompt."""
-    parser = _OneLineParser(prog="gpt.py", description=main.__doc__)
-    parser.add_argument("--prompt", default="Hello, I am", help="text to continue")
-    parser.add_argument("--max-new-tokens", type=non_negative_int, default=6, metavar="N")
-    parser.add_argument("--seed", type=int, default=123, help="torch.manual_seed before building")
-    parser.add_argument("--model", choices=list(GPT2_SIZES), default="gpt2-small")
-    args = parser.parse_args(argv)
+def model_summary(name):
+    """What building GPT-2 size `name` means, known from its config before any weight exists."""
+    params = sum(parameter_breakdown(gpt2_config(name)).values())
+    return f"{name}: {params:,} parameters, {params * 4 / 1024**2:,.0f} MB in float32"
 
+
+def generate_streaming(model, idx, max_new_tokens, context_size, tokenizer, out):
+    """generate_text_simple for a batch of one, writing each new token's text to `out` at once."""
+    # A character can span tokens; the decoder holds back its first bytes until it is complete.
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for _ in range(max_new_tokens):
+        idx = generate_text_simple(model, idx, 1, context_size)
+        out.write(decoder.decode(tokenizer.decode_single_token_bytes(idx[0, -1].item())))
+        out.flush()
+    out.write(decoder.decode(b"", final=True))
+    return idx
+
+
+def main(argv=None):
+    """Command line: build an untrained GPT-2 and continue a prompt greedily."""
+    limit = GPT_CONFIG_124M["context_length"]  # the same for every GPT-2 size
+    parser = _OneLineParser(
+        prog="gpt.py",
+        description="Build GPT-2 with random weights, as at the end of chapter 4, and continue a "
+        "prompt greedily. The result goes to stdout; progress and the text as it is generated "
+        "go to stderr.",
+        epilog='example: python gpt.py "Every effort moves you" --max-new-tokens 20',
+        allow_abbrev=False,  # "--max" must not silently mean --max-new-tokens
+    )
+    parser.add_argument("prompt", nargs="?", help="text to continue (or use --prompt)")
+    parser.add_argument(
+        "--prompt", dest="prompt_option", metavar="TEXT",
+        help=f'text to continue, at most {limit} tokens (default: "Hello, I am")',
+    )
+    parser.add_argument(
+        "--max-new-tokens", type=token_count, default=6, metavar="N",
+        help=f"how many tokens to generate (default: %(default)s); once the text is longer "
+        f"than the {limit}-token context, each step sees only its last {limit} tokens",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=123,
+        help="torch.manual_seed before building; another seed draws other random weights "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--model", choices=list(GPT2_SIZES), default="gpt2-small",
+        help="GPT-2 size to build (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="print only the result, no progress on stderr"
+    )
+    args = parser.parse_args(argv)
+    if args.prompt is not None and args.prompt_option is not None:
+        parser.error("give the prompt once, either as an argument or with --prompt")
+    prompt = next((p for p in (args.prompt, args.prompt_option) if p is not None), "Hello, I am")
     try:
         tokenizer = get_tokenizer()
-        encoded = text_to_token_ids(args.prompt, tokenizer)
-        cfg = gpt2_config(args.model)
-        if encoded.shape[1] > cfg["context_length"]:
-            raise ValueError(f"prompt has {encoded.shape[1]} tokens; the limit is {cfg['context_length']}")
-        torch.manual_seed(args.seed)
-        model = GPTModel(cfg)
-        model.eval()  # disable dropout
-        out = generate_text_simple(model, encoded, args.max_new_tokens, cfg["context_length"])
+        encoded = text_to_token_ids(prompt, tokenizer)
+        if encoded.shape[1] > limit:
+            raise ValueError(f"prompt has {encoded.shape[1]} tokens; the limit is {limit}")
     except (TypeError, ValueError) as err:
         parser.error(str(err))
+
+    progress = io.StringIO() if args.quiet else sys.stderr  # --quiet: progress goes nowhere
+    print(f"Building {model_summary(args.model)} ...", end=" ", file=progress, flush=True)
+    start = time.perf_counter()
+    torch.manual_seed(args.seed)
+    model = GPTModel(gpt2_config(args.model))
+    model.eval()  # disable dropout
+    print(f"done in {time.perf_counter() - start:.1f} s", file=progress)
+    if encoded.shape[1] + args.max_new_tokens > limit:
+        print(f"The text will outgrow the {limit}-token context: later steps see only "
+              f"its last {limit} tokens.", file=progress)
+    print(prompt, end="", file=progress, flush=True)
+    start = time.perf_counter()
+    try:
+        out = generate_streaming(model, encoded, args.max_new_tokens, limit, tokenizer, progress)
+    except KeyboardInterrupt:  # Ctrl-C during a long run: stop without a traceback
+        parser.exit(130, "\ninterrupted\n")
+    print(f"\n({args.max_new_tokens} new tokens in {time.perf_counter() - start:.1f} s)",
+          file=progress)
     print("Input ids: ", encoded[0].tolist())
     print("Output ids:", out[0].tolist())
     print("Output text:", token_ids_to_text(out, tokenizer))

@@ -1,11 +1,22 @@
-"""`python gpt.py`: the book's output by default, one-line errors for bad arguments."""
+"""`python gpt.py`: the book's output on stdout, progress and streamed text on stderr, one-line
+errors for bad arguments."""
 
+import io
 import subprocess
 import sys
 
 import pytest
+import torch
 
 import gpt
+from tests.conftest import TINY_CONFIG
+
+
+@pytest.fixture(autouse=True)
+def shared_tokenizer(monkeypatch, tokenizer):
+    """main() reuses the session's tokenizer instead of loading the BPE files on every call."""
+    monkeypatch.setattr(gpt, "get_tokenizer", lambda: tokenizer)
+
 
 def test_default_run_prints_the_books_output(capsys, monkeypatch, gpt2_small):
     """Defaults: seed 123, GPT-2 small, "Hello, I am", 6 tokens. The seed-123 model is the
@@ -15,22 +26,104 @@ def test_default_run_prints_the_books_output(capsys, monkeypatch, gpt2_small):
     monkeypatch.setattr(gpt, "GPTModel", lambda cfg: configs.append(cfg) or gpt2_small)
     gpt.main([])
     assert seeds == [123] and configs == [gpt.GPT_CONFIG_124M]
-    assert capsys.readouterr().out.splitlines() == [
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
         "Input ids:  [15496, 11, 314, 716]",
         "Output ids: [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]",
         "Output text: Hello, I am Featureiman Byeswickattribute argue",
     ]
+    assert "\nHello, I am Featureiman Byeswickattribute argue\n" in captured.err
+
+
+@pytest.fixture
+def tiny_model_in_main(monkeypatch):
+    """main() builds a tiny model (same class, same code path) instead of a GPT-2 size."""
+    build = gpt.GPTModel
+    monkeypatch.setattr(gpt, "GPTModel", lambda cfg: build({**cfg, **TINY_CONFIG}))
+
+
+def run_main(capsys, *argv):
+    gpt.main(list(argv))
+    return capsys.readouterr()
+
+
+def test_progress_and_streamed_text_go_to_stderr(capsys, tiny_model_in_main):
+    captured = run_main(capsys, "--max-new-tokens", "5")
+    stdout = captured.out.splitlines()
+    assert [line.split(":")[0] for line in stdout] == ["Input ids", "Output ids", "Output text"]
+    text = stdout[2].removeprefix("Output text: ")
+    assert captured.err.startswith("Building gpt2-small: 163,009,536 parameters, 622 MB in float32")
+    assert f"\n{text}\n(5 new tokens in " in captured.err  # the same text, streamed
+
+
+def test_prompt_as_positional_argument(capsys, tiny_model_in_main):
+    stdout = run_main(capsys, "Every effort moves you", "--max-new-tokens", "0").out
+    assert stdout.splitlines() == [
+        "Input ids:  [6109, 3626, 6100, 345]",
+        "Output ids: [6109, 3626, 6100, 345]",
+        "Output text: Every effort moves you",
+    ]
+
+
+def test_quiet_prints_only_the_result(capsys, tiny_model_in_main):
+    captured = run_main(capsys, "--quiet", "--max-new-tokens", "2")
+    assert captured.err == "" and len(captured.out.splitlines()) == 3
+
+
+def test_a_long_run_warns_that_it_outgrows_the_context(capsys, tiny_model_in_main, monkeypatch):
+    monkeypatch.setattr(gpt, "generate_streaming", lambda model, idx, *args: idx)  # skip the work
+    assert "outgrow the 1024-token context" in run_main(capsys, "--max-new-tokens", "5000").err
+
+
+def test_streaming_gives_the_ids_of_generate_text_simple(tiny_model, tokenizer):
+    prompt = gpt.text_to_token_ids("Hello, I am", tokenizer)
+    stream = io.StringIO()
+    out = gpt.generate_streaming(tiny_model, prompt, 7, 16, tokenizer, stream)
+    assert torch.equal(out, gpt.generate_text_simple(tiny_model, prompt, 7, 16))
+    assert "Hello, I am" + stream.getvalue() == gpt.token_ids_to_text(out, tokenizer)
+
+
+class Scripted:
+    """A stand-in model whose greedy choice is each of `ids` in turn."""
+
+    def __init__(self, ids):
+        self.ids = iter(ids)
+
+    def __call__(self, idx):
+        logits = torch.zeros(*idx.shape, 50257)
+        logits[:, -1, next(self.ids)] = 1.0
+        return logits
+
+
+class Pieces(list):
+    """A stream that records each write separately, as a terminal would show them."""
+
+    write = list.append
+
+    def flush(self):
+        pass
+
+
+def test_a_character_split_across_tokens_is_written_whole(tokenizer):
+    ids = tokenizer.encode("日本語")  # each character is two tokens
+    pieces = Pieces()
+    gpt.generate_streaming(Scripted(ids), torch.tensor([[15496]]), len(ids), 16, tokenizer, pieces)
+    assert pieces == ["", "日", "", "本", "", "語", ""]
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--max-new-tokens", "-1"], "must be >= 0"),
-        (["--max-new-tokens", "many"], "invalid non_negative_int value: 'many'"),
+        (["--max-new-tokens", "-1"], "argument --max-new-tokens: must be >= 0, got -1"),
+        (["--max-new-tokens", "many"], "argument --max-new-tokens: must be a whole number, got 'many'"),
+        (["--max-new-tokens", "2.5"], "must be a whole number, got '2.5'"),
+        (["--max", "5"], "unrecognized arguments: --max"),  # no abbreviations
         (["--model", "gpt2-huge"], "invalid choice: 'gpt2-huge'"),
         (["--seed", "x"], "invalid int value: 'x'"),
         (["--prompt", ""], "text is empty"),
-        (["--temperature", "1"], "unrecognized arguments: --temperature 1"),
+        (["word " * 1025], "prompt has 1026 tokens; the limit is 1024"),
+        (["Hi", "--prompt", "Hello"], "give the prompt once"),
+        (["--temperature", "1"], "unrecognized arguments: --temperature"),
     ],
 )
 def test_bad_arguments_exit_with_one_line(capsys, argv, message):
@@ -39,15 +132,20 @@ def test_bad_arguments_exit_with_one_line(capsys, argv, message):
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gpt.py: error:") and message in err
+    assert "token_count" not in err and "non_negative_int" not in err  # no internal names
 
 
-def test_help_lists_the_options(capsys):
+def test_help_shows_each_option_its_default_and_the_context_limit(capsys):
     with pytest.raises(SystemExit) as exit:
         gpt.main(["--help"])
     assert exit.value.code == 0
-    out = capsys.readouterr().out
-    for option in ("--prompt", "--max-new-tokens", "--seed", "--model", "gpt2-xl"):
-        assert option in out
+    out = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
+    for text in (
+        "[prompt]", "--prompt TEXT", "--max-new-tokens N", "--seed", "--model", "--quiet",
+        "gpt2-xl", '(default: "Hello, I am")', "(default: 6)", "(default: 123)",
+        "(default: gpt2-small)", "1024 tokens",
+    ):
+        assert text in out
 
 
 def test_script_reports_bad_arguments_without_a_traceback():

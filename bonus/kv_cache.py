@@ -1,173 +1,174 @@
-"""Fast greedy generation for the chapter's GPT-2: a KV cache and fused kernels.
+"""A KV cache added to the chapter's GPT-2, and nothing else changed.
 
-    out = generate_cached(model, idx, 200, 1024)  # the ids generate_text_simple returns
-    fast = KVCacheGPT.from_gpt(model)             # convert once to generate many times
+    cached = from_gpt(model)                             # any gpt.GPTModel (weights copied)
+    out = generate_text_cached(cached, idx, 200, 1024)  # the ids generate_text_simple returns
 
-`generate_text_simple` (gpt.py) runs the whole context through the model for every new token,
-so the token at position t costs work proportional to t. In a causal model, though, the keys
-and values of earlier positions do not change when a token is appended (earlier positions
-cannot see later ones). Keeping them in a cache, each step only processes the new token.
-The notebook bonus/01_kv_cache.ipynb explains and measures each choice made here.
+The three classes below are gpt.py's MultiHeadAttention, TransformerBlock and GPTModel with a
+cache added. Every line that differs from gpt.py ends with a `# NEW` comment, so reading those
+lines (or diffing a class against gpt.py's) shows the whole mechanism:
+
+- each attention module keeps the keys and values of the positions it has seen;
+- a call with `use_cache=True` computes queries, keys and values for the new tokens only,
+  attends over the cached keys and values plus its own, and appends its keys and values;
+- the model remembers how many positions are cached, so new tokens get the next positions.
+
+Without `use_cache` the classes compute exactly what gpt.py's do, dropout and input checks
+included. bonus/kv_cache_fast.py computes the same ids faster; the notebook
+bonus/01_kv_cache.ipynb explains both.
 """
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 import gpt
+from gpt import FeedForward, LayerNorm, check_config, check_token_ids
 
 
-def new_cache(cfg, batch_size, length, device=None, dtype=torch.float32):
-    """Zeroed room for the keys and values of `length` positions in every layer.
+class MultiHeadAttention(nn.Module):
+    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
 
-    Shape [n_layers, 2 (keys, values), batch, heads, length, head_dim], allocated once:
-    generation then writes into it in place instead of growing tensors step by step.
-    """
-    head_dim = cfg["emb_dim"] // cfg["n_heads"]
-    shape = (cfg["n_layers"], 2, batch_size, cfg["n_heads"], length, head_dim)
-    return torch.zeros(shape, device=device, dtype=dtype)
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads:
+            raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)  # mixes the heads' outputs
+        self.dropout = nn.Dropout(dropout)
+        # True above the diagonal: position t may not look at positions after t.
+        mask = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+        self.register_buffer("mask", mask)
+        self.reset_cache()  # NEW: start with an empty cache
+
+    def reset_cache(self):  # NEW: forget the cached keys and values
+        self.cache_k, self.cache_v = None, None  # NEW: each (b, heads, positions, head_dim)
+
+    def forward(self, x, use_cache=False):  # NEW: use_cache
+        b, num_tokens, _ = x.shape
+        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        if use_cache:  # NEW: the new tokens' keys and values come after the cached ones
+            if self.cache_k is not None:  # NEW
+                keys = torch.cat((self.cache_k, keys), dim=2)  # NEW
+                values = torch.cat((self.cache_v, values), dim=2)  # NEW
+            self.cache_k, self.cache_v = keys, values  # NEW: kept for the next call
+        num_keys = keys.shape[2]  # NEW: cached positions + new tokens
+
+        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)
+        # NEW: the queries are the last num_tokens of num_keys positions: their rows of the mask
+        mask = self.mask[num_keys - num_tokens : num_keys, :num_keys]  # NEW
+        attn_scores.masked_fill_(mask, -torch.inf)  # NEW: mask (the rows above)
+        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+
+        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = context.contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context)
 
 
-def layer_norm(norm, x):
-    """gpt.LayerNorm's computation in one fused kernel (same biased variance, same eps)."""
-    return F.layer_norm(x, norm.scale.shape, norm.scale, norm.shift, norm.eps)
-
-
-def by_column(weight):
-    """The same matrix (values, shape) with each column contiguous in memory."""
-    return weight.t().contiguous().t()
-
-
-class KVCacheGPT(gpt.GPTModel):
-    """GPTModel with the same parameter names and values, and a forward that can use a cache.
-
-    Being a GPTModel subclass, it loads a GPTModel state dict unchanged. There is no dropout
-    here: the model is meant for inference and computes what GPTModel computes in eval mode.
-    """
+class TransformerBlock(nn.Module):
+    """Pre-LayerNorm block: attention then feed-forward, each wrapped in a shortcut."""
 
     def __init__(self, cfg):
-        super().__init__(cfg)
-        self._lay_out_weights()
-        # load_state_dict copies values into the layout, except with assign=True, which
-        # takes the given tensors as they are: lay those out again after every load.
-        self.register_load_state_dict_post_hook(lambda module, _: module._lay_out_weights())
-
-    @classmethod
-    def from_gpt(cls, model):
-        """A KVCacheGPT with `model`'s weights. Matrices are copied; `model` is untouched."""
-        with torch.device("meta"):  # shapes only: skip the random init, the weights come next
-            fast = cls(model.cfg)
-        fast.load_state_dict(model.state_dict(), assign=True)
-        return fast.eval()
-
-    @torch.no_grad()
-    def _lay_out_weights(self):
-        """Arrange the weights in memory for fast one-token steps; values and names stay.
-
-        A one-token step multiplies a single vector by every weight matrix, so its speed is
-        how fast the matrices stream from memory. Two arrangements measured faster:
-        - each block's query, key and value projections as one matrix (one multiplication
-          instead of three smaller ones); W_query, W_key and W_value become views into it;
-        - a matrix with at least as many outputs as inputs stored column by column.
-        """
-        for block in self.trf_blocks:
-            att = block.att
-            projections = (att.W_query, att.W_key, att.W_value)
-            for name in ("weight", "bias"):
-                if getattr(att.W_query, name) is None:  # qkv_bias=False
-                    att.register_buffer(f"qkv_{name}", None)
-                    continue
-                fused = torch.cat([getattr(proj, name) for proj in projections])
-                fused = by_column(fused) if name == "weight" else fused
-                att.register_buffer(f"qkv_{name}", fused, persistent=False)
-                for proj, part in zip(projections, fused.chunk(3)):
-                    setattr(proj, name, nn.Parameter(part))
-        for module in self.modules():
-            # (Non-contiguous weights are already by column: the views made above.)
-            wide = isinstance(module, nn.Linear) and module.out_features >= module.in_features
-            if wide and module.weight.is_contiguous():
-                module.weight = nn.Parameter(by_column(module.weight))
-
-    def forward(self, in_idx, cache=None, start_pos=0, last_only=False):
-        """Logits for `in_idx` (valid ids, not checked here), its first token at `start_pos`.
-
-        With a `cache`, every layer writes the keys and values of the new tokens at their
-        positions and attends over all positions cached so far. The input is either a
-        sequence from position 0 (a "prefill") or a single token. `last_only` computes the
-        logits of the last position only, which is all that generation needs.
-        """
-        num_tokens = in_idx.shape[1]
-        if num_tokens > 1 and start_pos:
-            raise ValueError("several tokens at once must start at position 0")
-        positions = torch.arange(start_pos, start_pos + num_tokens, device=in_idx.device)
-        x = self.tok_emb(in_idx) + self.pos_emb(positions)
-        for i, block in enumerate(self.trf_blocks):
-            kv = None if cache is None else cache[i]
-            x = x + attention(block.att, layer_norm(block.norm1, x), kv, start_pos)
-            x = x + feed_forward(block.ff, layer_norm(block.norm2, x))
-        if last_only:
-            x = x[:, -1:]
-        return self.out_head(layer_norm(self.final_norm, x))
-
-
-def attention(att, x, kv, start_pos):
-    """Causal self-attention for gpt.MultiHeadAttention's weights, optionally cached."""
-    b, num_tokens, _ = x.shape
-    qkv = F.linear(x, att.qkv_weight, att.qkv_bias)
-    qkv = qkv.view(b, num_tokens, 3, att.num_heads, att.head_dim).permute(2, 0, 3, 1, 4)
-    q, k, v = qkv  # each (b, heads, tokens, head_dim)
-    if kv is not None:
-        end = start_pos + num_tokens
-        kv[:, :, :, start_pos:end] = qkv[1:]  # keys and values in one copy
-        k, v = kv[0, :, :, :end], kv[1, :, :, :end]
-    # A prefill starts at position 0, where is_causal's mask is exactly the chapter's mask.
-    # A single new query may see every cached position, so it needs no mask at all.
-    context = F.scaled_dot_product_attention(q, k, v, is_causal=num_tokens > 1)
-    return att.out_proj(context.transpose(1, 2).reshape(b, num_tokens, att.d_out))
-
-
-def feed_forward(ff, x):
-    expand, _, contract = ff.layers  # the middle one is gpt.GELU: fused below
-    return contract(F.gelu(expand(x), approximate="tanh"))
-
-
-def generate_cached(model, idx, max_new_tokens, context_size):
-    """Greedy decoding like gpt.generate_text_simple, with a KV cache: same arguments, same ids.
-
-    `model` is a gpt.GPTModel, used as in eval mode (no dropout). Any GPTModel is converted
-    with KVCacheGPT.from_gpt first; pass a KVCacheGPT to skip that when calling repeatedly.
-    """
-    gpt.check_generation_args(idx, max_new_tokens, context_size)
-    if max_new_tokens == 0:
-        return idx
-    cfg = model.cfg
-    window = idx[:, -context_size:]
-    gpt.check_token_ids(window, cfg["vocab_size"], cfg["context_length"])
-    # The longest window the model will see (the last new token is never fed back).
-    longest = min(idx.shape[1] + max_new_tokens - 1, context_size)
-    if longest > cfg["context_length"]:
-        raise ValueError(
-            f"the window grows to {longest} tokens but the model's context_length is "
-            f"{cfg['context_length']} (pass context_size <= {cfg['context_length']})"
+        super().__init__()
+        self.att = MultiHeadAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            context_length=cfg["context_length"],
+            dropout=cfg["drop_rate"],
+            num_heads=cfg["n_heads"],
+            qkv_bias=cfg["qkv_bias"],
         )
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
 
-    fast = model if isinstance(model, KVCacheGPT) else KVCacheGPT.from_gpt(model)
-    new_ids = []
-    with torch.inference_mode():
-        weight = fast.tok_emb.weight
-        cache = new_cache(cfg, idx.shape[0], longest, weight.device, weight.dtype)
-        feed, start = window, 0  # the first step feeds the whole prompt at once (a prefill)
-        for _ in range(max_new_tokens):
-            logits = fast(feed, cache, start, last_only=True)
-            next_id = logits[:, -1].argmax(dim=-1, keepdim=True)  # argmax(softmax(z)) = argmax(z)
-            new_ids.append(next_id)
-            if window.shape[1] < context_size:  # room left: next, feed only the new token
-                feed, start = next_id, window.shape[1]
-                window = torch.cat((window, next_id), dim=1)
-            else:
-                # The window slides: every token moves one position back, which changes its
-                # position embedding and so every key and value. Recompute the whole window.
-                window = torch.cat((window[:, 1:], next_id), dim=1)
-                feed, start = window, 0
-    # Outside inference mode, so the result is an ordinary tensor, like generate_text_simple's.
-    return torch.cat((idx, *new_ids), dim=1)
+    def forward(self, x, use_cache=False):  # NEW: use_cache
+        x = x + self.drop_shortcut(self.att(self.norm1(x), use_cache))  # NEW: use_cache
+        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
+        return x
+
+
+class GPTModel(nn.Module):
+    """GPT-2: token + position embeddings, a stack of transformer blocks, a linear head."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        check_config(cfg)  # a clear error for a bad config (appendix A)
+        self.cfg = dict(cfg)
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+        self.current_pos = 0  # NEW: how many positions the cache holds
+
+    def reset_cache(self):  # NEW: empty every block's cache before a new sequence
+        self.current_pos = 0  # NEW
+        for block in self.trf_blocks:  # NEW
+            block.att.reset_cache()  # NEW
+
+    def forward(self, in_idx, use_cache=False):  # NEW: use_cache
+        # A clear error for bad ids, instead of an IndexError deep in an embedding (appendix A).
+        check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
+        num_tokens = in_idx.shape[1]
+        start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
+        end = start + num_tokens  # NEW
+        if end > self.cfg["context_length"]:  # NEW: no position embedding beyond it
+            raise ValueError(f"the cache would hold {end} positions, over context_length")  # NEW
+        positions = torch.arange(start, end, device=in_idx.device)  # NEW: start, end
+        x = self.tok_emb(in_idx) + self.pos_emb(positions)  # (batch, tokens, emb_dim)
+        x = self.drop_emb(x)
+        for block in self.trf_blocks:  # NEW: nn.Sequential cannot pass use_cache on
+            x = block(x, use_cache)  # NEW
+        if use_cache:  # NEW
+            self.current_pos = end  # NEW
+        x = self.final_norm(x)
+        return self.out_head(x)  # logits: (batch, tokens, vocab_size)
+
+
+def from_gpt(model):
+    """This module's GPTModel with a copy of a gpt.GPTModel's weights, in the same mode."""
+    if not isinstance(model, gpt.GPTModel):
+        raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
+    with torch.random.fork_rng():  # the random initial weights must not use up the caller's seed
+        cached = GPTModel(model.cfg)
+    cached.load_state_dict(model.state_dict())  # same names and shapes: the classes match
+    return cached.train(model.training)
+
+
+def generate_text_cached(model, idx, max_new_tokens, context_size):
+    """gpt.generate_text_simple with a KV cache: same arguments, same ids.
+
+    `model` is this module's GPTModel (from_gpt converts a gpt.GPTModel).
+    """
+    if not isinstance(model, GPTModel):
+        raise TypeError(
+            f"expected a bonus.kv_cache.GPTModel, got {type(model).__name__}"
+            " (from_gpt(model) converts a gpt.GPTModel)"
+        )
+    gpt.check_generation_args(idx, max_new_tokens, context_size)
+    model.reset_cache()
+    feed = idx[:, -context_size:]  # the first step sees the whole window at once
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(feed, use_cache=True)
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)  # (batch, 1)
+        idx = torch.cat((idx, idx_next), dim=1)
+        if model.current_pos < context_size:
+            feed = idx_next  # room in the window: next time, only the new token
+        else:
+            # The window slides: every token it keeps moves one position back, which changes
+            # its position embedding and so every key and value. Start again on the new window.
+            model.reset_cache()
+            feed = idx[:, -context_size:]
+    model.reset_cache()  # free the cache's memory
+    return idx

@@ -1,11 +1,14 @@
-"""bonus/kv_cache.py: generate_cached returns exactly what generate_text_simple returns."""
+"""bonus/kv_cache.py and bonus/kv_cache_fast.py: the ids generate_text_simple returns."""
+
+import difflib
+import inspect
 
 import pytest
 import torch
 
 import gpt
-from bonus import benchmark
-from bonus.kv_cache import KVCacheGPT, generate_cached, new_cache
+from bonus import benchmark, kv_cache
+from bonus.kv_cache_fast import FastGPT, generate_fast, new_cache
 from tests.conftest import TINY_CONFIG
 
 HELLO = [15496, 11, 314, 716]  # "Hello, I am"
@@ -16,66 +19,119 @@ HELLO_CONTINUATION = [27018, 24086, 47843, 30961, 42348, 7267, 49706, 43231, 470
 TWO_PROMPTS = torch.tensor([HELLO, [6109, 3626, 6100, 345]])
 
 
-@pytest.fixture(scope="module")
-def fast_small(gpt2_small):
-    """The shared seed-123 GPT-2 small, converted once for this module (~380 MB of copies)."""
-    return KVCacheGPT.from_gpt(gpt2_small)
+def readable_generate(model, *args):
+    return kv_cache.generate_text_cached(kv_cache.from_gpt(model), *args)
 
 
-def test_gpt2_small_ids_match_simple(fast_small):
-    out = generate_cached(fast_small, torch.tensor([HELLO]), 20, 1024)
+def fast_generate(model, *args):
+    return generate_fast(FastGPT(model), *args)
+
+
+GENERATORS = [readable_generate, fast_generate]
+
+
+def test_fast_gpt2_small_ids_match_simple(gpt2_small):
+    out = generate_fast(FastGPT(gpt2_small), torch.tensor([HELLO]), 20, 1024)
     assert out[0].tolist() == HELLO + HELLO_CONTINUATION
 
 
-def test_gpt2_small_logits_match(gpt2_small, fast_small):
-    """The fast forward, and each cached step, give the teaching model's logits."""
-    ids = TWO_PROMPTS.repeat(1, 3)  # 12 tokens
-    with torch.no_grad():
-        expected = gpt2_small(ids)
-        assert (fast_small(ids) - expected).abs().max() < 1e-5
-        cache = new_cache(gpt.GPT_CONFIG_124M, 2, ids.shape[1])
-        steps = [fast_small(ids[:, :4], cache)[:, -1]]  # prefill 4 tokens, then one at a time
-        steps += [fast_small(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
-    assert (torch.stack(steps, dim=1) - expected[:, 3:]).abs().max() < 1e-5
-
-
-# TINY_CONFIG's context_length is 16; each case generates past the window. Greedy output
-# of a random model soon falls into a loop, which could hide a wrong slide; prompts that
-# already fill the window make it slide from the first step.
+# TINY_CONFIG's context_length is 16; every case generates past the window, for a batch of
+# two. Greedy output of a random model soon falls into a loop, which could hide a wrong
+# slide; prompts that already fill the window make it slide from the first step.
 @pytest.mark.parametrize(
     "prompt_len, context_size",
     [
         (4, 16),  # grows into the full context, then slides
-        (16, 16),  # slides from the first step
+        (24, 16),  # longer than context_length: cropped, then slides from the first step
         (12, 7),  # a window shorter than the context, and than the prompt
-        (4, 5),
         (4, 1),  # every step sees one token, at position 0
     ],
 )
-def test_window_slides_like_simple(tiny_model, prompt_len, context_size):
-    idx = TWO_PROMPTS.repeat(1, 4)[:, :prompt_len]
+def test_ids_match_simple_past_the_window(tiny_model, prompt_len, context_size):
+    idx = TWO_PROMPTS.repeat(1, 6)[:, :prompt_len]
     expected = gpt.generate_text_simple(tiny_model, idx, 30, context_size)
-    assert torch.equal(generate_cached(tiny_model, idx, 30, context_size), expected)
+    for generate in GENERATORS:
+        assert torch.equal(generate(tiny_model, idx, 30, context_size), expected), generate
 
 
 @pytest.mark.parametrize("qkv_bias", [False, True])
-def test_state_dict_round_trip(qkv_bias):
-    """KVCacheGPT rearranges weights in memory; a GPTModel state dict loads in and out."""
+def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
+    """Prefill 4 tokens, then feed one at a time: the logits of running all 12 at once."""
     cfg = {**TINY_CONFIG, "qkv_bias": qkv_bias}
     torch.manual_seed(123)
     model = gpt.GPTModel(cfg).eval()
-    fast = KVCacheGPT(cfg)
-    fast.load_state_dict(model.state_dict())  # strict: same names, same shapes
+    ids = TWO_PROMPTS.repeat(1, 3)  # 12 tokens
+    readable, fast, cache = kv_cache.from_gpt(model), FastGPT(model), new_cache(cfg, 2, 12)
     with torch.no_grad():
-        assert (fast(TWO_PROMPTS) - model(TWO_PROMPTS)).abs().max() < 1e-5
-    back = gpt.GPTModel(cfg)
-    back.load_state_dict(fast.state_dict())
-    assert all(torch.equal(v, model.state_dict()[k]) for k, v in back.state_dict().items())
+        expected = model(ids)[:, 3:]  # the positions that predict tokens 5 to 13
+        readable_steps = [readable(ids[:, :4], use_cache=True)[:, -1]]
+        readable_steps += [readable(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
+        fast_steps = [fast(ids[:, :4], cache)[:, -1]]
+        fast_steps += [fast(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
+    for steps in (readable_steps, fast_steps):
+        assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
 
 
-def test_model_left_untouched(tiny_model):
+@pytest.mark.parametrize("name", ["MultiHeadAttention", "TransformerBlock", "GPTModel"])
+def test_readable_class_differs_from_gpt_only_in_lines_marked_new(name):
+    chapter = inspect.getsource(getattr(gpt, name)).splitlines()
+    cached = inspect.getsource(getattr(kv_cache, name)).splitlines()
+    matcher = difflib.SequenceMatcher(None, chapter, cached, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        assert cached[j1:j2], f"gpt.py lines removed, nothing marked instead: {chapter[i1:i2]}"
+        unmarked = [line for line in cached[j1:j2] if line.strip() and "# NEW" not in line]
+        assert not unmarked, f"changed without a # NEW comment: {unmarked}"
+
+
+def test_readable_model_without_cache_is_the_chapters_even_in_training(tiny_model):
+    """Dropout and all: the same random numbers give the same logits."""
+    tiny_model.train()
+    readable = kv_cache.from_gpt(tiny_model)
+    assert readable.training
+    torch.manual_seed(1)
+    expected = tiny_model(TWO_PROMPTS)
+    torch.manual_seed(1)
+    assert torch.equal(readable(TWO_PROMPTS), expected)
+
+
+def test_readable_cache_refuses_positions_past_context_length(tiny_model):
+    readable = kv_cache.from_gpt(tiny_model)
+    with torch.no_grad():
+        readable(TWO_PROMPTS.repeat(1, 4), use_cache=True)  # all 16 positions
+        with pytest.raises(ValueError, match="context_length"):
+            readable(TWO_PROMPTS[:, :1], use_cache=True)
+        readable.reset_cache()
+        readable(TWO_PROMPTS[:, :1], use_cache=True)
+
+
+class ThreeDropoutGPT(torch.nn.Module):
+    """Like exercise 4.3's solution: a GPT with a config, but not a gpt.GPTModel."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg = dict(TINY_CONFIG)
+
+
+@pytest.mark.parametrize("convert", [kv_cache.from_gpt, FastGPT])
+def test_converters_refuse_other_models(convert):
+    with pytest.raises(TypeError, match="expected a gpt.GPTModel, got ThreeDropoutGPT"):
+        convert(ThreeDropoutGPT())
+
+
+def test_generators_refuse_unconverted_models(tiny_model):
+    """Converting on every call would copy the weights every time: say how to convert once."""
+    idx = torch.tensor([HELLO])
+    with pytest.raises(TypeError, match=r"from_gpt\(model\)"):
+        kv_cache.generate_text_cached(tiny_model, idx, 2, 16)
+    with pytest.raises(TypeError, match=r"FastGPT\(model\)"):
+        generate_fast(tiny_model, idx, 2, 16)
+
+
+def test_fast_conversion_leaves_the_model_untouched(tiny_model):
     before = {k: v.clone() for k, v in tiny_model.state_dict().items()}
-    generate_cached(tiny_model, TWO_PROMPTS, 3, 16)
+    generate_fast(FastGPT(tiny_model), TWO_PROMPTS, 3, 16)
     after = tiny_model.state_dict()
     assert all(torch.equal(before[k], after[k]) and after[k].is_contiguous() for k in before)
 
@@ -100,21 +156,27 @@ def test_model_left_untouched(tiny_model):
 def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_size):
     with pytest.raises(Exception) as simple:
         gpt.generate_text_simple(tiny_model, idx, max_new_tokens, context_size)
-    with pytest.raises(simple.type) as cached:
-        generate_cached(tiny_model, idx, max_new_tokens, context_size)
-    assert str(cached.value) == str(simple.value)
+    for generate in GENERATORS:
+        with pytest.raises(simple.type) as cached:
+            generate(tiny_model, idx, max_new_tokens, context_size)
+        assert str(cached.value) == str(simple.value)
 
 
-def test_window_longer_than_context_length_errors_up_front(tiny_model):
+def test_window_longer_than_context_length_errors(tiny_model):
     idx = torch.tensor([HELLO])
     with pytest.raises(ValueError, match="context_length"):
         gpt.generate_text_simple(tiny_model, idx, 20, 100)  # fails after 13 new tokens
+    with pytest.raises(ValueError, match="context_length"):
+        readable_generate(tiny_model, idx, 20, 100)  # the same, when the cache is full
     with pytest.raises(ValueError, match="context_length is 16"):
-        generate_cached(tiny_model, idx, 20, 100)  # fails before generating anything
+        fast_generate(tiny_model, idx, 20, 100)  # fails before generating anything
 
 
-def test_benchmark_quick_reports_identical_ids(capsys):
+def test_benchmark_quick_prints_every_row_and_identical_ids(capsys):
     assert benchmark.main(["--quick", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
+    for row in ("(no cache)", "kv_cache.py", "kv_cache_fast.py", "Hugging Face generate",
+                "of that limit", "ceiling"):
+        assert row in out
     assert "identical ids: True" in out
     assert "logits match within 1e-5: True" in out

@@ -4,7 +4,8 @@ Every test file and notebook runs whole on one worker (a notebook's cells share 
 Work that materializes a GPT-2-sized model (~650 MB each in float32) joins one group, so
 those models are built one after another rather than side by side: that keeps the suite's
 peak memory down on a small machine. Tests join that group by using the `gpt2_small` fixture
-or by carrying `@pytest.mark.xdist_group("big-models")`.
+or by carrying `@pytest.mark.xdist_group("big-models")`. Tests that import Hugging Face
+transformers (seconds per process) carry `xdist_group("transformers")`, so one worker pays it.
 """
 
 import os

@@ -14,6 +14,9 @@ import gpt
 from bonus.hf_interop import gptmodel_from_hf, hf_from_gptmodel, load_pretrained
 from tests.conftest import TINY_CONFIG
 
+# Importing transformers costs seconds per process: its tests share one worker (conftest.py).
+pytestmark = pytest.mark.xdist_group("transformers")
+
 # Odd sizes (3 heads, 3 layers) catch code that assumes GPT-2 small's shapes.
 TINY_HF = {"n_embd": 48, "n_layer": 3, "n_head": 3, "n_positions": 24}
 PROMPTS = torch.tensor([[15496, 11, 314, 716], [6109, 3626, 6100, 345]])
@@ -26,15 +29,22 @@ def hf_classes():
     return GPT2Config, GPT2LMHeadModel
 
 
-def random_hf_model(spread=None, **config):
+def random_hf_model(spread, **config):
+    """A GPT2LMHeadModel with every parameter drawn from N(0, spread), in eval mode.
+
+    Built on the meta device, then filled: much faster than Hugging Face's own initialisation
+    for GPT-2 small, and the tied head stays tied.
+    """
     GPT2Config, GPT2LMHeadModel = hf_classes()
+    with torch.device("meta"):
+        hf_model = GPT2LMHeadModel(GPT2Config(**config))
+    hf_model.to_empty(device="cpu")
+    hf_model.tie_weights()  # to_empty gives lm_head a tensor of its own; share wte's again
     torch.manual_seed(123)
-    hf_model = GPT2LMHeadModel(GPT2Config(**config)).eval()
-    if spread is not None:
-        with torch.no_grad():
-            for p in hf_model.parameters():
-                p.normal_(0, spread)
-    return hf_model
+    with torch.no_grad():
+        for p in hf_model.parameters():  # a tied matrix is listed once
+            p.normal_(0, spread)
+    return hf_model.eval()
 
 
 def assert_same_function(model, hf_model, new_tokens=6):
@@ -68,8 +78,9 @@ def tiny_hf():
 
 @pytest.fixture(scope="module")
 def small_hf():
-    """A randomly initialised 124M GPT-2: the only GPT-2-sized model this module builds."""
-    return random_hf_model()
+    """A random 124M GPT-2 (std 0.02, as Hugging Face initialises it): the only GPT-2-sized
+    model this module builds."""
+    return random_hf_model(spread=0.02)
 
 
 def test_tiny_hf_to_ours_matches(tiny_hf):

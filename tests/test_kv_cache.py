@@ -172,6 +172,7 @@ def test_window_longer_than_context_length_errors(tiny_model):
         fast_generate(tiny_model, idx, 20, 100)  # fails before generating anything
 
 
+@pytest.mark.xdist_group("transformers")  # on the worker that already imported transformers
 def test_benchmark_quick_prints_every_row_and_identical_ids(capsys):
     assert benchmark.main(["--quick", "--rounds", "1"]) == 0
     out = capsys.readouterr().out

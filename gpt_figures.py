@@ -215,3 +215,31 @@ def draw_generation_loop(num_tokens, context_size, vocab_size):
     labels = ["one step", "loop: repeated max_new_tokens times"]
     ax.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     return fig
+
+
+def draw_tokens(tokenizer, texts, title):
+    """Each text as a row of boxes, one per token: the token's text above its id.
+
+    A token that is only part of a character cannot be shown as text; its box shows its byte
+    in hex instead.
+    """
+    fig, ax = plt.subplots()
+    right = 0.0
+    for row, text in enumerate(texts):
+        x = 0.0
+        for token_id in tokenizer.encode(text):
+            raw = tokenizer.decode_single_token_bytes(token_id)
+            try:
+                piece = repr(raw.decode("utf-8"))[1:-1].replace(" ", "\u2423")  # show spaces
+            except UnicodeDecodeError:
+                piece = " ".join(f"0x{byte:02x}" for byte in raw)
+            width = 0.12 * max(len(piece), len(str(token_id))) + 0.3
+            draw_box(ax, x + width / 2, -row, width / 2, piece, str(token_id))
+            x += width + 0.1
+        right = max(right, x)
+        ax.text(-0.15, -row, repr(text), ha="right", va="center", fontsize=9)
+    left = -0.1 * max(len(repr(text)) for text in texts) - 0.3
+    ax.set(title=title, xlim=(left, right), ylim=(-len(texts) + 0.5, 0.6))
+    ax.axis("off")
+    fig.set_size_inches(0.75 * (right - left), 0.9 * len(texts) + 0.5)
+    return fig

@@ -73,3 +73,11 @@ def test_drawing_shows_titles_shapes_and_leaves_the_random_stream_alone():
     assert texts.count("[2, 4, 32]") == 9  # the input and every step
     assert "att: MultiHeadAttention" in texts
     assert ax.get_legend() is not None  # shortcuts are drawn, so the legend explains them
+
+
+def test_token_boxes_show_each_token_and_the_bytes_of_a_split_character(tokenizer):
+    fig = gpt_figures.draw_tokens(tokenizer, ["Every effort", "Ł"], "tokens")
+    texts = [text.get_text() for text in fig.axes[0].texts]
+    # "Ł" is two bytes in UTF-8, and GPT-2's tokenizer gives each byte a token of its own.
+    assert texts == ["Every", "6109", "\u2423effort", "3626", "'Every effort'",
+                     "0xc5", "129", "0x81", "223", "'Ł'"]

@@ -4,8 +4,9 @@ Every test file and notebook runs whole on one worker (a notebook's cells share 
 Work that materializes a GPT-2-sized model (~650 MB each in float32) joins one group, so
 those models are built one after another rather than side by side: that keeps the suite's
 peak memory down on a small machine. Tests join that group by using the `gpt2_small` fixture
-or by carrying `@pytest.mark.xdist_group("big-models")`. Tests that import Hugging Face
-transformers (seconds per process) carry `xdist_group("transformers")`, so one worker pays it.
+or by carrying `@pytest.mark.xdist_group("big-models")`. Importing Hugging Face transformers
+takes seconds per process, so the tests that need it share the "transformers" group. (A test
+carries one group mark at most: xdist joins several into a new group name.)
 """
 
 import os
@@ -22,12 +23,16 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
 
 BIG_MODELS = "big-models"
+TRANSFORMERS = "transformers"
 
 # Notebooks that build a GPT-2-sized model with real weights.
 BIG_NOTEBOOKS = {
     "06_gpt_model.ipynb",
     "07_generating_text.ipynb",
 }
+
+# Test files whose tests import transformers (a single test elsewhere carries the mark itself).
+TRANSFORMERS_FILES = {"test_hf_interop.py"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group marks into node ids
@@ -36,7 +41,12 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("xdist_group"):
             continue
         big = "gpt2_small" in getattr(item, "fixturenames", ()) or item.path.name in BIG_NOTEBOOKS
-        group = BIG_MODELS if big else re.sub(r"\W", "_", item.path.stem)  # the file; \W confuses xdist
+        if big:
+            group = BIG_MODELS
+        elif item.path.name in TRANSFORMERS_FILES:
+            group = TRANSFORMERS
+        else:
+            group = re.sub(r"\W", "_", item.path.stem)  # the file; \W confuses xdist
         item.add_marker(pytest.mark.xdist_group(group))
 
 

@@ -14,9 +14,6 @@ import gpt
 from bonus.hf_interop import gptmodel_from_hf, hf_from_gptmodel, load_pretrained
 from tests.conftest import TINY_CONFIG
 
-# Importing transformers costs seconds per process: its tests share one worker (conftest.py).
-pytestmark = pytest.mark.xdist_group("transformers")
-
 # Odd sizes (3 heads, 3 layers) catch code that assumes GPT-2 small's shapes.
 TINY_HF = {"n_embd": 48, "n_layer": 3, "n_head": 3, "n_positions": 24}
 PROMPTS = torch.tensor([[15496, 11, 314, 716], [6109, 3626, 6100, 345]])

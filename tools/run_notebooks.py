@@ -30,6 +30,8 @@ def execute(path):
         resources={"metadata": {"path": str(path.parent)}},  # run in the notebook's folder
     )
     client.execute()
+    for cell in notebook.cells:  # timestamps of an earlier run would only add noise to diffs
+        cell.metadata.pop("execution", None)
     nbformat.write(notebook, path)
 
 

@@ -6,15 +6,7 @@ but runs no test under xdist, so it should not pay ~200 MB for importing torch.
 
 import pytest
 
-TINY_CONFIG = {
-    "vocab_size": 50257,  # the real vocabulary, so the tokenizer's ids stay valid
-    "context_length": 16,
-    "emb_dim": 32,
-    "n_heads": 4,
-    "n_layers": 2,
-    "drop_rate": 0.1,
-    "qkv_bias": False,
-}
+from tests.helpers import TINY_CONFIG
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gpt
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG
 
 
 @pytest.fixture(autouse=True)

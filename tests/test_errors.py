@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import gpt
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG
 
 
 def config(**changes):

@@ -10,7 +10,7 @@ import torch
 
 import gpt
 import gpt_figures
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG
 
 BATCH = torch.tensor([[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]])
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import gpt
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG
 
 BOOK_GREEDY_IDS = [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]
 

@@ -12,7 +12,7 @@ from safetensors.torch import save_file
 
 import gpt
 from bonus.hf_interop import gptmodel_from_hf, hf_from_gptmodel, load_pretrained
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG
 
 # Odd sizes (3 heads, 3 layers) catch code that assumes GPT-2 small's shapes.
 TINY_HF = {"n_embd": 48, "n_layer": 3, "n_head": 3, "n_positions": 24}

@@ -1,15 +1,12 @@
 """bonus/kv_cache.py and bonus/kv_cache_fast.py: the ids generate_text_simple returns."""
 
-import difflib
-import inspect
-
 import pytest
 import torch
 
 import gpt
 from bonus import benchmark, kv_cache
 from bonus.kv_cache_fast import FastGPT, generate_fast, new_cache
-from tests.conftest import TINY_CONFIG
+from tests.helpers import TINY_CONFIG, assert_changes_marked_new
 
 HELLO = [15496, 11, 314, 716]  # "Hello, I am"
 # How gpt.generate_text_simple continues HELLO with the seed-123 GPT-2 small (gpt.GPTModel):
@@ -74,15 +71,7 @@ def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
 
 @pytest.mark.parametrize("name", ["MultiHeadAttention", "TransformerBlock", "GPTModel"])
 def test_readable_class_differs_from_gpt_only_in_lines_marked_new(name):
-    chapter = inspect.getsource(getattr(gpt, name)).splitlines()
-    cached = inspect.getsource(getattr(kv_cache, name)).splitlines()
-    matcher = difflib.SequenceMatcher(None, chapter, cached, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        assert cached[j1:j2], f"gpt.py lines removed, nothing marked instead: {chapter[i1:i2]}"
-        unmarked = [line for line in cached[j1:j2] if line.strip() and "# NEW" not in line]
-        assert not unmarked, f"changed without a # NEW comment: {unmarked}"
+    assert_changes_marked_new(getattr(gpt, name), getattr(kv_cache, name))
 
 
 def test_readable_model_without_cache_is_the_chapters_even_in_training(tiny_model):

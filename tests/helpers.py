@@ -1,0 +1,31 @@
+"""Helpers the test modules share (fixtures live in conftest.py)."""
+
+import difflib
+import inspect
+
+TINY_CONFIG = {
+    "vocab_size": 50257,  # the real vocabulary, so the tokenizer's ids stay valid
+    "context_length": 16,
+    "emb_dim": 32,
+    "n_heads": 4,
+    "n_layers": 2,
+    "drop_rate": 0.1,
+    "qkv_bias": False,
+}
+
+
+def assert_changes_marked_new(chapter, variant):
+    """Fail unless `variant`'s source differs from `chapter`'s only in lines marked `# NEW`.
+
+    `chapter` and `variant` are classes or functions (e.g. gpt.MultiHeadAttention and a bonus
+    copy of it). A chapter line may be replaced by a marked line, never dropped silently.
+    """
+    old = inspect.getsource(chapter).splitlines()
+    new = inspect.getsource(variant).splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        assert new[j1:j2], f"chapter lines removed, nothing marked instead: {old[i1:i2]}"
+        unmarked = [line for line in new[j1:j2] if line.strip() and "# NEW" not in line]
+        assert not unmarked, f"changed without a # NEW comment: {unmarked}"

@@ -7,7 +7,6 @@ for the command line.
 
 import argparse
 import codecs
-import io
 import math
 import sys
 import time
@@ -138,7 +137,9 @@ class GPTModel(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        check_config(cfg)  # a clear error for a bad config (appendix A)
+        if set(cfg) != set(GPT_CONFIG_124M):  # guard: a misspelled key would be ignored
+            raise ValueError(f"config keys must be those of GPT_CONFIG_124M; these differ: "
+                             f"{sorted(set(cfg) ^ set(GPT_CONFIG_124M))}")
         self.cfg = dict(cfg)
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
@@ -148,9 +149,11 @@ class GPTModel(nn.Module):
         self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
 
     def forward(self, in_idx):
-        # A clear error for bad ids, instead of an IndexError deep in an embedding (appendix A).
-        check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
-        num_tokens = in_idx.shape[1]
+        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
+        outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # guard: ids with no embedding
+        if num_tokens > self.cfg["context_length"] or outside.numel():
+            raise ValueError(f"got {num_tokens} token ids (at most {self.cfg['context_length']}), "
+                             f"{outside.numel()} outside the vocabulary [0, {vocab_size - 1}]")
         positions = torch.arange(num_tokens, device=in_idx.device)
         x = self.tok_emb(in_idx) + self.pos_emb(positions)  # (batch, tokens, emb_dim)
         x = self.drop_emb(x)
@@ -195,7 +198,9 @@ def parameter_breakdown(cfg):
 # ---- from notebooks/07_generating_text.ipynb ----
 def generate_text_simple(model, idx, max_new_tokens, context_size):
     """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
-    check_generation_args(idx, max_new_tokens, context_size)  # clear errors: appendix A
+    if max_new_tokens < 0 or context_size < 1:  # guard: both would pass silently
+        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
+                         f"got {max_new_tokens} and {context_size}")
     for _ in range(max_new_tokens):
         idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
         with torch.no_grad():
@@ -208,89 +213,6 @@ def generate_text_simple(model, idx, max_new_tokens, context_size):
 
 
 # ---- from notebooks/08_appendix_engineering.ipynb ----
-# Each config key GPTModel reads, and the kind of value it must hold.
-CONFIG_KEYS = {
-    "vocab_size": "count",
-    "context_length": "count",
-    "emb_dim": "count",
-    "n_heads": "count",
-    "n_layers": "count",
-    "drop_rate": "rate",
-    "qkv_bias": "flag",
-}
-
-
-def check_config(cfg, keys=CONFIG_KEYS):
-    """Raise a clear TypeError/ValueError unless `cfg` is a usable GPT config.
-
-    `cfg` must have exactly the keys in `keys`, each holding its kind of value ("count": a
-    positive int, "rate": a number in [0, 1], "flag": True or False), and emb_dim must be
-    divisible by n_heads. A model variant that reads other settings passes its own `keys`,
-    e.g. `{**CONFIG_KEYS, "drop_rate_emb": "rate"}`; a misspelled key is still rejected.
-    """
-    if not isinstance(cfg, dict):
-        raise TypeError(f"config must be a dict, got {type(cfg).__name__}")
-    missing = sorted(set(keys) - set(cfg))
-    unknown = sorted(set(cfg) - set(keys))
-    if missing:
-        raise ValueError(f"config is missing key(s) {missing}")
-    if unknown:
-        raise ValueError(f"config has unknown key(s) {unknown}; expected {sorted(keys)}")
-    for key, kind in keys.items():
-        value = cfg[key]
-        if kind == "flag" and not isinstance(value, bool):
-            raise TypeError(f"config['{key}'] must be True or False, got {value!r}")
-        if kind == "count" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"config['{key}'] must be an int, got {value!r}")
-        if kind == "count" and value < 1:
-            raise ValueError(f"config['{key}'] must be positive, got {value}")
-        if kind == "rate" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise TypeError(f"config['{key}'] must be a number, got {value!r}")
-        if kind == "rate" and not 0 <= value <= 1:
-            raise ValueError(f"config['{key}'] must be between 0 and 1, got {value}")
-    if cfg["emb_dim"] % cfg["n_heads"]:
-        raise ValueError(
-            f"emb_dim ({cfg['emb_dim']}) must be divisible by n_heads ({cfg['n_heads']})"
-        )
-
-
-def check_token_ids(in_idx, vocab_size, context_length):
-    """Raise a clear error unless `in_idx` is a [batch, num_tokens] tensor of valid ids."""
-    if not isinstance(in_idx, torch.Tensor):
-        raise TypeError(f"token ids must be a torch.Tensor, got {type(in_idx).__name__}")
-    if in_idx.dtype.is_floating_point or in_idx.dtype.is_complex or in_idx.dtype == torch.bool:
-        raise TypeError(f"token ids must be integers, got dtype {in_idx.dtype}")
-    if in_idx.dim() != 2:
-        raise ValueError(
-            f"token ids must have shape [batch, num_tokens], got {list(in_idx.shape)}"
-            " (use ids.unsqueeze(0) for a single sequence)"
-        )
-    num_tokens = in_idx.shape[1]
-    if num_tokens == 0:
-        raise ValueError("token ids are empty: need at least one token")
-    if num_tokens > context_length:
-        raise ValueError(
-            f"input has {num_tokens} tokens but the model's context_length is {context_length}"
-            " (crop it, e.g. in_idx[:, -context_length:])"
-        )
-    low, high = in_idx.min().item(), in_idx.max().item()
-    if low < 0 or high >= vocab_size:
-        bad = low if low < 0 else high
-        raise ValueError(f"token id {bad} is outside the vocabulary [0, {vocab_size - 1}]")
-
-
-def check_generation_args(idx, max_new_tokens, context_size):
-    """Raise a clear error for arguments a generation loop cannot use."""
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int):
-        raise TypeError(f"max_new_tokens must be an int, got {max_new_tokens!r}")
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    if isinstance(context_size, bool) or not isinstance(context_size, int) or context_size < 1:
-        raise ValueError(f"context_size must be a positive int, got {context_size!r}")
-    if not isinstance(idx, torch.Tensor) or idx.dim() != 2:
-        raise ValueError("idx must be a [batch, num_tokens] tensor of token ids")
-
-
 # The two GPT-2 BPE files ship with the course, so tokenizing never needs the network.
 # tiktoken checks them against the official SHA-256 sums before using them.
 BPE_FILES = {
@@ -345,15 +267,21 @@ class _OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def token_count(text):
-    """Parse --max-new-tokens; argparse shows the message of ArgumentTypeError to the user."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
+def whole_number(low, high):
+    """An argparse type: a whole number from `low` to `high`, or a one-line error."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= high:
+            shown = text if len(text) <= 24 else text[:21] + "..."
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number from {low:,} to {high:,}, got {shown!r}")
+        return value
+
+    return parse
 
 
 def model_summary(name):
@@ -378,65 +306,43 @@ def main(argv=None):
     """Command line: build an untrained GPT-2 and continue a prompt greedily."""
     limit = GPT_CONFIG_124M["context_length"]  # the same for every GPT-2 size
     parser = _OneLineParser(
-        prog="gpt.py",
+        prog="gpt.py", allow_abbrev=False,  # "--max" must not silently mean --max-new-tokens
         description="Build GPT-2 with random weights, as at the end of chapter 4, and continue a "
         "prompt greedily. The result goes to stdout; progress and the text as it is generated "
-        "go to stderr.",
+        "go to stderr (add 2>/dev/null to hide them).",
         epilog='example: python gpt.py "Every effort moves you" --max-new-tokens 20',
-        allow_abbrev=False,  # "--max" must not silently mean --max-new-tokens
     )
-    parser.add_argument("prompt", nargs="?", help="text to continue (or use --prompt)")
-    parser.add_argument(
-        "--prompt", dest="prompt_option", metavar="TEXT",
-        help=f'text to continue, at most {limit} tokens (default: "Hello, I am")',
-    )
-    parser.add_argument(
-        "--max-new-tokens", type=token_count, default=6, metavar="N",
-        help=f"how many tokens to generate (default: %(default)s); once the text is longer "
-        f"than the {limit}-token context, each step sees only its last {limit} tokens",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=123,
-        help="torch.manual_seed before building; another seed draws other random weights "
-        "(default: %(default)s)",
-    )
-    parser.add_argument(
-        "--model", choices=list(GPT2_SIZES), default="gpt2-small",
-        help="GPT-2 size to build (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--quiet", action="store_true", help="print only the result, no progress on stderr"
-    )
+    parser.add_argument("prompt", nargs="?", default="Hello, I am",
+                        help=f"text to continue, at most {limit} tokens (default: %(default)r)")
+    parser.add_argument("--max-new-tokens", type=whole_number(0, 100_000), default=6, metavar="N",
+                        help="how many tokens to generate, at most 100,000 (default: %(default)s);"
+                        f" past {limit} tokens each step sees only the last {limit}")
+    parser.add_argument("--seed", type=whole_number(0, 2**64 - 1), default=123,
+                        help="torch.manual_seed before building (default: %(default)s)")
+    parser.add_argument("--model", choices=list(GPT2_SIZES), default="gpt2-small",
+                        help="GPT-2 size to build (default: %(default)s)")
     args = parser.parse_args(argv)
-    if args.prompt is not None and args.prompt_option is not None:
-        parser.error("give the prompt once, either as an argument or with --prompt")
-    prompt = next((p for p in (args.prompt, args.prompt_option) if p is not None), "Hello, I am")
     try:
         tokenizer = get_tokenizer()
-        encoded = text_to_token_ids(prompt, tokenizer)
-        if encoded.shape[1] > limit:
-            raise ValueError(f"prompt has {encoded.shape[1]} tokens; the limit is {limit}")
-    except (TypeError, ValueError) as err:
-        parser.error(str(err))
+    except (OSError, ValueError) as err:  # a missing or damaged file in data/gpt2-bpe/
+        sys.exit(f"gpt.py: cannot load the GPT-2 tokenizer: {err}")
+    encoded = torch.tensor([tokenizer.encode(args.prompt, allowed_special={"<|endoftext|>"})])
+    if not 0 < encoded.shape[1] <= limit:
+        parser.error(f"the prompt must have 1 to {limit} tokens, it has {encoded.shape[1]}")
 
-    progress = io.StringIO() if args.quiet else sys.stderr  # --quiet: progress goes nowhere
-    print(f"Building {model_summary(args.model)} ...", end=" ", file=progress, flush=True)
+    print(f"Building {model_summary(args.model)} ...", end=" ", file=sys.stderr, flush=True)
     start = time.perf_counter()
     torch.manual_seed(args.seed)
-    model = GPTModel(gpt2_config(args.model))
-    model.eval()  # disable dropout
-    print(f"done in {time.perf_counter() - start:.1f} s", file=progress)
-    if encoded.shape[1] + args.max_new_tokens > limit:
-        print(f"The text will outgrow the {limit}-token context: later steps see only "
-              f"its last {limit} tokens.", file=progress)
-    print(prompt, end="", file=progress, flush=True)
+    model = GPTModel(gpt2_config(args.model)).eval()  # eval: no dropout
+    print(f"done in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    print(args.prompt, end="", file=sys.stderr, flush=True)
     start = time.perf_counter()
     try:
-        out = generate_streaming(model, encoded, args.max_new_tokens, limit, tokenizer, progress)
+        out = generate_streaming(model, encoded, args.max_new_tokens, limit, tokenizer, sys.stderr)
     except KeyboardInterrupt:  # Ctrl-C during a long run: stop without a traceback
         parser.exit(130, "\ninterrupted\n")
     print(f"\n({args.max_new_tokens} new tokens in {time.perf_counter() - start:.1f} s)",
-          file=progress)
+          file=sys.stderr)
     print("Input ids: ", encoded[0].tolist())
     print("Output ids:", out[0].tolist())
     print("Output text:", token_ids_to_text(out, tokenizer))

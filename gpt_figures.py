@@ -1,39 +1,122 @@
-"""Pictures for the course notebooks, drawn by code so they cannot drift from the model.
+"""Pictures for the course notebooks, computed from the code they show.
 
 Not part of the chapter: the notebooks call these functions to draw diagrams and plots, so a
 learner reads one line instead of the drawing code. `pip install -e .` makes it importable.
+Nothing in a picture is typed in by hand: the data paths come from tracing a module and running
+an example through it, the generation loop from running one step of `gpt.generate_text_simple`,
+the roadmap from the notebooks' titles and export cells. Change the code and the picture follows.
 """
 
+import ast
+import json
+import linecache
 import operator
-from dataclasses import dataclass
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
 import torch.fx as fx
 from matplotlib.lines import Line2D
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
-from matplotlib.path import Path
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
+from matplotlib.path import Path as ArrowPath
+from torch.overrides import TorchFunctionMode
 
 import gpt
 
+NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
 ADDITIONS = (operator.add, torch.add)
+
+# ---- Drawing primitives. Every canvas measures in inches: 1 data unit = 1 inch, y = 0 at the top.
+
+ROW, BOX_H, RADIUS, TITLE_H = 0.62, 0.44, 0.15, 0.45
+PATH_COLOR, SHORTCUT_COLOR, SHAPE_COLOR = "0.3", "tab:orange", "0.35"
+BOX_COLOR, INPUT_COLOR, HIGHLIGHT_COLOR = "#dbe9f6", "0.92", "#fdd9b5"
+
+
+def canvas(width, height, title):
+    """A figure whose drawing area is `width` x `height` inches, with `title` above it."""
+    fig, ax = plt.subplots(figsize=(width, height + TITLE_H))
+    fig.subplots_adjust(left=0, right=1, bottom=0, top=height / (height + TITLE_H))
+    ax.set(xlim=(0, width), ylim=(-height, 0))
+    ax.set_title(title)
+    ax.set_axis_off()
+    return fig, ax
+
+
+def add_legend(ax, entries):
+    """A one-line legend under the drawing; `entries` are (label, color, line width)."""
+    handles = [Line2D([], [], color=color, lw=width) for _, color, width in entries]
+    labels = [label for label, _, _ in entries]
+    ax.legend(handles, labels, loc="lower center", ncol=len(entries), fontsize=8, frameon=False)
+
+
+def draw_box(ax, x, y, half_width, label, shape, color=BOX_COLOR, **label_style):
+    """A rounded box centred at (x, y): a label above a shape, e.g. "[2, 4, 768]"."""
+    corner = (x - half_width, y - BOX_H / 2)
+    style = "round,pad=0,rounding_size=0.06"
+    ax.add_patch(
+        FancyBboxPatch(
+            corner, 2 * half_width, BOX_H, boxstyle=style, facecolor=color, edgecolor=PATH_COLOR
+        )
+    )
+    label_style = {"fontsize": 9, **label_style}  # e.g. family="monospace" for code
+    ax.text(x, y + 0.08, label, ha="center", va="center", **label_style)
+    ax.text(x, y - 0.11, shape, ha="center", va="center", fontsize=8, color=SHAPE_COLOR)
+
+
+def draw_adder(ax, x, y, shape):
+    """A circled "+" centred at (x, y), with the shape of the sum on its left."""
+    ax.add_patch(Circle((x, y), RADIUS, facecolor="white", edgecolor=PATH_COLOR))
+    ax.text(x, y, "+", ha="center", va="center", fontsize=12)
+    ax.text(x - RADIUS - 0.1, y, shape, ha="right", va="center", fontsize=8, color=SHAPE_COLOR)
+
+
+def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0, **style):
+    """An arrow along the straight segments joining `points`."""
+    arrow = FancyArrowPatch(
+        path=ArrowPath(points), arrowstyle="-|>", mutation_scale=10, color=color,
+        linewidth=linewidth, **style,
+    )
+    ax.add_patch(arrow)
+
+
+# ---- The data path of a module: torch.fx records what forward calls, a real run gives shapes.
 
 
 @dataclass
 class Step:
-    """One step of a forward pass: the input, a submodule call or an addition."""
+    """One step of a forward pass: an input, a submodule call, an addition or the positions."""
 
-    name: str  # the submodule's path ("norm1", "layers.0"), "add", "add_1", ... or the input's
+    name: str  # unique: the fx node's name, e.g. "norm1", "drop_shortcut_1", "add", "in_idx"
     label: str  # the text of the step's box, e.g. "norm1: LayerNorm"
     shape: list  # the shape of the step's output
     inputs: list  # names of the steps whose outputs it reads
+    scope: str = ""  # the opened-up submodule it runs inside (see trace_steps), or ""
+    targets: list = field(default_factory=list)  # the submodule(s) it calls
 
 
-class _SubmodulesAsLeaves(fx.Tracer):
-    """Records each submodule that `forward` calls as one step, without looking inside it."""
+class _DataPathTracer(fx.Tracer):
+    """Records each submodule call as one step, except in the submodules opened up.
+
+    A condition on a traced value cannot be decided while tracing; it is taken as False. In
+    these modules such conditions are input guards (`if bad: raise ValueError(...)`), which a
+    valid example passes, so the recorded path is the one that example takes.
+    """
+
+    def __init__(self, expand):
+        super().__init__()
+        self.expand = expand
 
     def is_leaf_module(self, module, qualified_name):
-        return True
+        # Opening "trf_blocks.0" means tracing through "trf_blocks" too.
+        return not any(path == qualified_name or path.startswith(qualified_name + ".")
+                       for path in self.expand)
+
+    def to_bool(self, obj):
+        return False
 
 
 class _ShapeRecorder(fx.Interpreter):
@@ -56,107 +139,132 @@ def describe(module):
     return " → ".join(kinds)
 
 
-def trace_steps(module, example_input):
-    """The data path of `module.forward`, one level deep, with each step's output shape.
+def _scope(node, expand):
+    """The innermost opened-up submodule that `node` runs inside, or ""."""
+    stack = node.meta.get("nn_module_stack", {}).values()  # the modules being traced through
+    inside = [path for path, _ in stack if path in expand]
+    return inside[-1] if inside else ""
 
-    torch.fx records the operations of `forward` as a graph; running `example_input` through
-    that graph gives every shape. Only the input, submodule calls and additions are kept:
-    bookkeeping such as shape lookups, torch.arange or input checks is skipped, and a step's
-    inputs are the nearest kept steps upstream of it.
+
+def _label(node, module, scope, names):
+    """The text of a kept step's box, or None for bookkeeping (shape lookups, guards, ...)."""
+    if node.op == "placeholder":
+        return f"{node.name} (input)"
+    if node.op == "call_module":
+        shown = names.get(node.target, node.target.removeprefix(f"{scope}."))
+        return f"{shown}: {describe(module.get_submodule(node.target))}"
+    if node.op == "call_function" and node.target is torch.arange:
+        return f"positions 0..{node.meta['shape'][0] - 1}"
+    if node.op == "call_function" and node.target in ADDITIONS:
+        return "+"
+    return None
+
+
+def _continues_run(step, node, inputs, module):
+    """Whether `node` calls the next sibling of like kind on `step`'s output.
+
+    E.g. trf_blocks.2 after trf_blocks.1: such a run is drawn as one box.
     """
-    # GPTModel's input check branches on the ids' values, which tracing cannot follow: it is
-    # recorded as one call instead.
-    graph = _SubmodulesAsLeaves(autowrap_functions=(gpt.check_token_ids,)).trace(module)
+    if node.op != "call_module" or inputs != [step.name] or not step.targets:
+        return False
+    parent, _, index = step.targets[-1].rpartition(".")
+    kinds = {type(module.get_submodule(target)) for target in (step.targets[-1], node.target)}
+    return index.isdigit() and node.target == f"{parent}.{int(index) + 1}" and len(kinds) == 1
+
+
+def _extend_run(step, node, module):
+    """Add the call of `node` to the run of submodules that `step` stands for."""
+    step.targets.append(node.target)
+    step.shape = node.meta["shape"]
+    shown = step.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
+    kind = type(module.get_submodule(node.target)).__name__
+    last = node.target.rpartition(".")[2]
+    step.label = f"{shown}–{last}: {len(step.targets)} × {kind}"
+
+
+def trace_steps(module, example_input, expand=(), names=None):
+    """The data path of `module.forward` with each step's output shape.
+
+    torch.fx records the operations of `forward` as a graph, calling each submodule one step,
+    except the submodules listed in `expand` (paths such as "trf_blocks.0"), whose own steps are
+    recorded instead. Running `example_input` through that graph gives every shape. Kept are the
+    inputs, submodule calls, additions, and `torch.arange(n)` as a second input ("positions
+    0..n-1": it reads only the input's length); bookkeeping such as shape lookups or input
+    guards is skipped, and a step's inputs are the nearest kept steps upstream of it. `names`
+    renames submodules in the labels, e.g. {"layers.0": "layer 1"}.
+    """
+    names = names or {}
+    for path in (*expand, *names):
+        try:
+            module.get_submodule(path)
+        except AttributeError:
+            raise ValueError(f"{type(module).__name__} has no submodule {path!r}") from None
+    graph = _DataPathTracer(tuple(expand)).trace(module)
+    traced = fx.GraphModule(module, graph)
+    traced.graph.eliminate_dead_code()  # e.g. the masks a guard computes, never used after it
     # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        _ShapeRecorder(fx.GraphModule(module, graph)).run(example_input)
+        _ShapeRecorder(traced).run(example_input)
     steps, sources = [], {}  # sources: fx node -> names of the kept steps it derives from
-    for node in graph.nodes:
+    for node in traced.graph.nodes:
         inputs = list(dict.fromkeys(name for arg in node.all_input_nodes for name in sources[arg]))
-        if node.op == "placeholder":
-            label = f"{node.name} (input)"
-        elif node.op == "call_module":
-            label = f"{node.target}: {describe(module.get_submodule(node.target))}"
-        elif node.op == "call_function" and node.target in ADDITIONS:
-            label = "+"
-        else:
+        if steps and _continues_run(steps[-1], node, inputs, module):
+            _extend_run(steps[-1], node, module)
+            sources[node] = [steps[-1].name]
+            continue
+        scope = _scope(node, expand)
+        label = _label(node, module, scope, names)
+        if label is None:
             sources[node] = inputs
             continue
-        steps.append(Step(node.name, label, node.meta["shape"], inputs))
+        if node.target is torch.arange:
+            inputs = []  # the positions depend on the input's length, not on its values
+        targets = [node.target] if node.op == "call_module" else []
+        steps.append(Step(node.name, label, node.meta["shape"], inputs, scope, targets))
         sources[node] = [node.name]
     return steps
 
 
-# Diagram layout, in inches: one row per depth, boxes centred on one column (moved left to
-# make room for shortcuts on its right).
-ROW, BOX_H, RADIUS, SPAN, WIDTH = 0.62, 0.44, 0.15, 3.3, 5.0
-PATH_COLOR, SHORTCUT_COLOR, SHAPE_COLOR, BOX_COLOR = "0.3", "tab:orange", "0.35", "#dbe9f6"
+def _layout(steps):
+    """Row of each step (one below the deepest step it reads), and the shortcut edges."""
+    depth = {}
+    for step in steps:
+        depth[step.name] = 1 + max((depth[name] for name in step.inputs), default=-1)
+    edges = [(source, step.name) for step in steps for source in step.inputs]
+    shortcuts = {(a, b) for a, b in edges if depth[b] - depth[a] > 1}
+    return depth, edges, shortcuts
 
 
-def draw_box(ax, x, y, half_width, label, shape, color=BOX_COLOR):
-    """A rounded box centred at (x, y): a label above a shape, e.g. "[2, 4, 768]"."""
-    corner = (x - half_width, y - BOX_H / 2)
-    style = "round,pad=0,rounding_size=0.06"
-    ax.add_patch(
-        FancyBboxPatch(
-            corner, 2 * half_width, BOX_H, boxstyle=style, facecolor=color, edgecolor=PATH_COLOR
-        )
-    )
-    ax.text(x, y + 0.08, label, ha="center", va="center", fontsize=9)
-    ax.text(x, y - 0.11, shape, ha="center", va="center", fontsize=8, color=SHAPE_COLOR)
-
-
-def draw_adder(ax, x, y, shape):
-    """A circled "+" centred at (x, y), with the shape of the sum on its left."""
-    ax.add_patch(Circle((x, y), RADIUS, facecolor="white", edgecolor=PATH_COLOR))
-    ax.text(x, y, "+", ha="center", va="center", fontsize=12)
-    ax.text(x - RADIUS - 0.1, y, shape, ha="right", va="center", fontsize=8, color=SHAPE_COLOR)
-
-
-def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0):
-    """An arrow along the straight segments joining `points`."""
-    arrow = FancyArrowPatch(
-        path=Path(points), arrowstyle="-|>", mutation_scale=10, color=color, linewidth=linewidth
-    )
-    ax.add_patch(arrow)
-
-
-def draw_module(module, example_input, title):
+def draw_module(module, example_input, title, expand=(), names=None):
     """Draw `module`'s data path top to bottom, each step with the shape of its output.
 
     Steps at the same depth sit side by side; a connection that skips rows (a shortcut) runs
-    down the right-hand side. Returns the figure; end the cell with `plt.show()`.
+    down the right-hand side. Submodules in `expand` (e.g. ("trf_blocks.0",)) are drawn opened
+    up, framed; `names` renames submodules (see `trace_steps`). Returns the figure; end the
+    cell with `plt.show()`.
     """
-    steps = trace_steps(module, example_input)
-    depth = {}
-    for step in steps:  # one row below the deepest step it reads from
-        depth[step.name] = 1 + max((depth[name] for name in step.inputs), default=-1)
-    edges = [(source, step.name) for step in steps for source in step.inputs]
-    shortcuts = [(a, b) for a, b in edges if depth[b] - depth[a] > 1]
+    steps = trace_steps(module, example_input, expand, names)
+    depth, edges, shortcuts = _layout(steps)
+    width, span = 5.0, 3.3  # the boxes of a row share `span` inches
     n_rows = max(depth.values()) + 1
-    legend_h = 0.45 if shortcuts else 0.0
-    axes_h = n_rows * ROW + legend_h
-    fig = plt.figure(figsize=(WIDTH, axes_h + 0.45))  # 0.45 inch for the title
-    ax = fig.add_axes((0, 0, 1, axes_h / (axes_h + 0.45)))
-    ax.set(xlim=(0, WIDTH), ylim=(ROW / 2 - axes_h, ROW / 2))  # 1 unit = 1 inch
-    ax.set_title(title)
-    ax.set_axis_off()
+    fig, ax = canvas(width, n_rows * ROW + (0.45 if shortcuts else 0.0), title)
+    center = 2.15 if shortcuts else width / 2  # shortcuts need room on the right
+    lane = center + span / 2 + 0.3
 
-    center = 2.15 if shortcuts else WIDTH / 2
     place = {}  # step name -> (x, y, half width, half height)
     for row in range(n_rows):
-        names = [step.name for step in steps if depth[step.name] == row]
-        slot = SPAN / len(names)
-        for i, name in enumerate(names):
-            x = center - SPAN / 2 + slot * (i + 0.5)
-            place[name] = (x, -row * ROW, slot / 2 - 0.06, BOX_H / 2)
+        names_in_row = [step.name for step in steps if depth[step.name] == row]
+        slot = span / len(names_in_row)
+        for i, name in enumerate(names_in_row):
+            x = center - span / 2 + slot * (i + 0.5)
+            place[name] = (x, -ROW / 2 - row * ROW, slot / 2 - 0.06, BOX_H / 2)
     for step in steps:
         x, y, half_w, _ = place[step.name]
         if step.label == "+":
             place[step.name] = (x, y, RADIUS, RADIUS)
             draw_adder(ax, x, y, str(step.shape))
-        else:
-            color = "0.92" if step is steps[0] else BOX_COLOR  # the input in grey
+        else:  # inputs, which read no other step, in grey
+            color = BOX_COLOR if step.inputs else INPUT_COLOR
             draw_box(ax, x, y, half_w, step.label, str(step.shape), color)
 
     for source, target in edges:
@@ -167,54 +275,309 @@ def draw_module(module, example_input, title):
             continue
         # Branch off the arrow leaving `source`, run down the right, enter `target` sideways.
         branch = (sx, sy - s_half_h - 0.1)
-        lane = center + SPAN / 2 + 0.3
         draw_arrow(ax, [branch, (lane, branch[1]), (lane, y), (x + half_w, y)], SHORTCUT_COLOR, 1.6)
         ax.plot(*branch, "o", color=SHORTCUT_COLOR, markersize=4)
+
+    for scope in dict.fromkeys(step.scope for step in steps if step.scope):
+        rows = [depth[step.name] for step in steps if step.scope == scope]
+        # From just below the previous row (where a shortcut branches off) to the last row.
+        top = -ROW / 2 - min(rows) * ROW + BOX_H / 2 + 0.12
+        bottom = -ROW / 2 - max(rows) * ROW - BOX_H / 2 - 0.05
+        left, right = center - span / 2 - 0.12, lane + 0.15
+        ax.add_patch(Rectangle((left, bottom), right - left, top - bottom, fill=False,
+                               edgecolor=SHAPE_COLOR, linestyle="--", linewidth=1))
+        kind = type(module.get_submodule(scope)).__name__
+        ax.text(left - 0.08, (top + bottom) / 2, f"{scope}: {kind}, opened up", rotation=90,
+                ha="right", va="center", fontsize=8, color=SHAPE_COLOR)
     if shortcuts:
-        handles = [Line2D([], [], color=PATH_COLOR), Line2D([], [], color=SHORTCUT_COLOR, lw=1.6)]
-        labels = ["data path", "shortcut: input added back"]
-        ax.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+        add_legend(ax, [("data path", PATH_COLOR, 1.0),
+                        ("shortcut: input added back", SHORTCUT_COLOR, 1.6)])
     return fig
 
 
-def draw_generation_loop(num_tokens, context_size, vocab_size):
+# ---- The feed-forward network: widen each token vector, then narrow it back.
+
+
+def draw_feedforward(feed_forward, example_input):
+    """Draw a `gpt.FeedForward`'s layers as bars as tall as each result's feature count.
+
+    The shapes come from running `example_input` through it; each layer is labelled with its
+    class and the feature counts it maps between. Returns the figure.
+    """
+    if not isinstance(getattr(feed_forward, "layers", None), torch.nn.Sequential):
+        raise TypeError(f"expected a gpt.FeedForward, got {type(feed_forward).__name__}")
+    steps = trace_steps(feed_forward, example_input, expand=("layers",))
+    features = [step.shape[-1] for step in steps]
+    tallest, bar_w, gap = 2.2, 0.3, 1.55
+    height = [tallest * n / max(features) for n in features]
+    width = 0.6 + len(steps) * bar_w + (len(steps) - 1) * gap + 0.6
+    title = (f"FeedForward: each token's {features[0]:,} features widened to "
+             f"{max(features):,}, then narrowed to {features[-1]:,}")
+    fig, ax = canvas(width, tallest + 1.0, title)
+    middle = -0.4 - tallest / 2
+    xs = [0.6 + i * (bar_w + gap) for i in range(len(steps))]
+    for i, (x, h, step) in enumerate(zip(xs, height, steps)):
+        ax.add_patch(Rectangle((x, middle - h / 2), bar_w, h, facecolor=BOX_COLOR,
+                               edgecolor=PATH_COLOR, gid="feature bar"))
+        ax.text(x + bar_w / 2, middle + h / 2 + 0.12, f"{step.shape[-1]:,}", ha="center",
+                fontsize=9)
+        ends = {0: "input\n", len(steps) - 1: "output\n"}
+        ax.text(x + bar_w / 2, middle - tallest / 2 - 0.15, ends.get(i, "") + str(step.shape),
+                ha="center", va="top", fontsize=8, color=SHAPE_COLOR)
+    for i, step in enumerate(steps[1:]):  # the layer between bar i and bar i + 1
+        left, right = xs[i] + bar_w, xs[i + 1]
+        h_in, h_out = height[i], height[i + 1]
+        corners = [(left, middle - h_in / 2), (left, middle + h_in / 2),
+                   (right, middle + h_out / 2), (right, middle - h_out / 2)]
+        changes = features[i] != features[i + 1]
+        ax.add_patch(Polygon(corners, facecolor=HIGHLIGHT_COLOR if changes else "0.96",
+                             edgecolor="none"))
+        kind = step.label.partition(": ")[2]
+        text = f"{kind}\n{features[i]:,} → {features[i + 1]:,}" if changes else kind
+        ax.text((left + right) / 2, middle, text, ha="center", va="center", fontsize=9)
+    return fig
+
+
+# ---- Reductions: which axis `dim` collapses.
+
+CELL = 0.4
+GROUP_COLORS = plt.get_cmap("Pastel1").colors
+
+
+def _draw_cells(ax, tensor, left, top, groups, names):
+    """Draw a 2-D tensor as a grid, a 3-D one as its matrices side by side; return the corners.
+
+    Each cell shows its value, coloured by `groups` (same colour: same result element).
+    `names` labels each matrix. Returns the (left, top) corner of each matrix.
+    """
+    corners = []
+    for matrix, group, name in zip(tensor.reshape(-1, *tensor.shape[-2:]),
+                                   groups.reshape(-1, *tensor.shape[-2:]), names):
+        corners.append((left, top))
+        ax.text(left, top + 0.05, name, fontsize=8, family="monospace", color=SHAPE_COLOR)
+        for i, row in enumerate(matrix.tolist()):
+            for j, value in enumerate(row):
+                color = GROUP_COLORS[group[i, j] % len(GROUP_COLORS)]
+                ax.add_patch(Rectangle((left + j * CELL, top - (i + 1) * CELL), CELL, CELL,
+                                       facecolor=color, edgecolor=PATH_COLOR, gid="cell"))
+                ax.text(left + (j + 0.5) * CELL, top - (i + 0.45) * CELL, f"{value:.3g}",
+                        ha="center", va="center", fontsize=8)
+        left += matrix.shape[1] * CELL + 0.35
+    return corners
+
+
+def _draw_reduced_axis(ax, tensor, dim, corners):
+    """Arrows along the axis that `dim` reduces: rows, columns, or across the matrices."""
+    axis = dim % tensor.dim() + (3 - tensor.dim())  # as if 3-D: matrix, row, column
+    rows, cols = tensor.shape[-2:]
+    if axis == 0:  # one arc from the first matrix to the last
+        (x0, y0), (x1, _) = corners[0], corners[-1]
+        start, end = (x0 + cols * CELL / 2, y0 + 0.2), (x1 + cols * CELL / 2, y0 + 0.2)
+        ax.add_patch(FancyArrowPatch(start, end, connectionstyle="arc3,rad=-0.25",
+                                     arrowstyle="-|>", mutation_scale=10, color=SHORTCUT_COLOR,
+                                     linewidth=1.4))
+        return
+    for x, y in corners:
+        for k in range(rows if axis == 2 else cols):
+            if axis == 2:  # along a row, below its numbers
+                row_y = y - (k + 0.8) * CELL
+                points = [(x + 0.1, row_y), (x + cols * CELL - 0.08, row_y)]
+            else:  # down a column, right of its numbers
+                col_x = x + (k + 0.85) * CELL
+                points = [(col_x, y - 0.1), (col_x, y - rows * CELL + 0.08)]
+            draw_arrow(ax, points, SHORTCUT_COLOR, 1.4)
+
+
+def draw_reductions(tensors, dims=(0, -1)):
+    """For each tensor and each dim: which cells `x.mean(dim=..., keepdim=True)` averages.
+
+    One row per (tensor, dim): the tensor's cells with arrows along the reduced axis, then the
+    result's cells. A result cell and the input cells averaged into it share a colour. The
+    values and shapes shown are those of real `mean` calls. Returns the figure.
+    """
+    if any(x.dim() not in (2, 3) for x in tensors):
+        raise ValueError(f"tensors must be 2-D or 3-D, got shapes {[list(x.shape) for x in tensors]}")
+    panels = []  # (tensor, dim, its mean with keepdim=True, heading)
+    for x in tensors:
+        for dim in dims:
+            kept, dropped = x.mean(dim=dim, keepdim=True), x.mean(dim=dim)
+            heading = (f"x.mean(dim={dim}, keepdim=True): {list(x.shape)} → {list(kept.shape)}"
+                       f"    (keepdim=False: {list(dropped.shape)})")
+            panels.append((x, dim, kept, heading))
+    heights = [x.shape[-2] * CELL + 0.9 for x, *_ in panels]
+    # The input's matrices side by side, the arrow, then at most as many result matrices.
+    matrices_w = [len(x.reshape(-1, *x.shape[-2:])) * (x.shape[-1] * CELL + 0.35) for x in tensors]
+    width = max(0.75 + 2 * max(matrices_w), *(0.075 * len(panel[-1]) + 0.4 for panel in panels))
+    fig, ax = canvas(width, sum(heights), "Which cells x.mean(dim=...) averages")
+    top = 0.0
+    for (x, dim, kept, heading), height in zip(panels, heights):
+        ax.text(0.15, top - 0.2, heading, fontsize=9, family="monospace", va="center")
+        # Result element k averages the input cells that broadcasting it back would fill.
+        result_groups = torch.arange(kept.numel()).reshape(kept.shape)
+        matrix_names = [f"x[{i}]" for i in range(x.shape[0])] if x.dim() == 3 else ["x"]
+        corners = _draw_cells(ax, x, 0.3, top - 0.7, result_groups.expand(x.shape),
+                              matrix_names)
+        _draw_reduced_axis(ax, x, dim, corners)
+        right = max(cx for cx, _ in corners) + x.shape[-1] * CELL
+        ax.text(right + 0.3, top - 0.7 - x.shape[-2] * CELL / 2, "→", fontsize=16,
+                va="center")
+        kept_names = ["mean"] if kept.dim() == 2 else [f"mean[{i}]" for i in range(len(kept))]
+        _draw_cells(ax, kept, right + 0.8, top - 0.7, result_groups, kept_names)
+        top -= height
+    return fig
+
+
+# ---- Generation: one step of gpt.generate_text_simple, line by line.
+
+
+def generation_steps(model, idx, context_size):
+    """Run `gpt.generate_text_simple` for one new token; note each line that makes a tensor.
+
+    Returns (code, shape) pairs in running order: the code of every line of the function that
+    produced a tensor (the model call included) and that tensor's shape.
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    code = gpt.generate_text_simple.__code__
+    shapes = {}  # line number -> shape of the tensor it produced; dicts keep running order
+
+    class LineRecorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            caller = sys._getframe(1)  # only calls made by the function itself, not the model
+            if caller.f_code is code and isinstance(result, torch.Tensor):
+                shapes[caller.f_lineno] = list(result.shape)
+            return result
+
+    def after_model_call(module, args, output):
+        frame = sys._getframe()
+        while frame is not None and frame.f_code is not code:
+            frame = frame.f_back
+        if frame is not None:
+            shapes[frame.f_lineno] = list(output.shape)
+
+    hook = model.register_forward_hook(after_model_call)
+    try:
+        with torch.random.fork_rng(devices=[]), LineRecorder():
+            gpt.generate_text_simple(model, idx, 1, context_size)
+    finally:
+        hook.remove()
+    lines = [linecache.getline(code.co_filename, number) for number in shapes]
+    return [(line.split("  #")[0].strip(), shape) for line, shape in zip(lines, shapes.values())]
+
+
+def draw_generation_loop(model, idx, context_size):
     """Draw one step of greedy generation (`gpt.generate_text_simple`) and its loop back.
 
-    The shapes are those of a batch of one holding `num_tokens` tokens. Returns the figure;
-    end the cell with `plt.show()`.
+    Each box is a line of the function that makes a tensor, with the shape it had when one
+    step ran on `model` and the ids `idx`. Returns the figure; end the cell with `plt.show()`.
     """
-    seen = min(num_tokens, context_size)  # what the model sees after cropping
-    steps = [
-        ("token ids (input)", [1, num_tokens]),
-        (f"crop: idx[:, -{context_size}:]", [1, seen]),
-        ("model: GPTModel → logits", [1, seen, vocab_size]),
-        ("last position: logits[:, -1, :]", [1, vocab_size]),
-        ("softmax → probabilities", [1, vocab_size]),
-        ("argmax → next token id", [1, 1]),
-        ("append: torch.cat((idx, next_id), dim=1)", [1, num_tokens + 1]),
-    ]
-    axes_h = len(steps) * ROW + 0.45  # + the legend
-    fig = plt.figure(figsize=(WIDTH, axes_h + 0.45))  # 0.45 inch for the title
-    ax = fig.add_axes((0, 0, 1, axes_h / (axes_h + 0.45)))
-    ax.set(xlim=(0, WIDTH), ylim=(ROW / 2 - axes_h, ROW / 2))  # 1 unit = 1 inch
-    ax.set_title("One step of generate_text_simple")
-    ax.set_axis_off()
-
-    x, half_w = 2.15, SPAN / 2
-    for row, (label, shape) in enumerate(steps):
-        draw_box(ax, x, -row * ROW, half_w, label, str(shape), "0.92" if row == 0 else BOX_COLOR)
+    steps = [("idx (input)", list(idx.shape))] + generation_steps(model, idx, context_size)
+    half_w = max(0.034 * len(code) for code, _ in steps) + 0.2  # 8 pt monospace: 0.067 in/char
+    x = 0.3 + half_w
+    fig, ax = canvas(2 * x + 0.9, len(steps) * ROW + 0.45,
+                     "One step of generate_text_simple, line by line")
+    for row, (code, shape) in enumerate(steps):
+        y = -ROW / 2 - row * ROW
+        draw_box(ax, x, y, half_w, code, str(shape), BOX_COLOR if row else INPUT_COLOR,
+                 family="monospace", fontsize=8)
         if row:
-            draw_arrow(ax, [(x, BOX_H / 2 - (row - 1) * ROW - BOX_H), (x, BOX_H / 2 - row * ROW)])
+            draw_arrow(ax, [(x, y + ROW - BOX_H / 2), (x, y + BOX_H / 2)])
     # The loop: the longer sequence goes back in as the next step's input.
-    bottom, lane = -(len(steps) - 1) * ROW, x + half_w + 0.35
-    loop = [(x + half_w, bottom), (lane, bottom), (lane, 0), (x + half_w, 0)]
-    draw_arrow(ax, loop, SHORTCUT_COLOR, 1.6)
-    ax.text(lane + 0.12, bottom / 2, f"next step: {num_tokens + 1} tokens", rotation=90,
-            ha="left", va="center", fontsize=8, color=SHORTCUT_COLOR)
-    handles = [Line2D([], [], color=PATH_COLOR), Line2D([], [], color=SHORTCUT_COLOR, lw=1.6)]
-    labels = ["one step", "loop: repeated max_new_tokens times"]
-    ax.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    top, bottom, lane = -ROW / 2, -ROW / 2 - (len(steps) - 1) * ROW, x + half_w + 0.35
+    draw_arrow(ax, [(x + half_w, bottom), (lane, bottom), (lane, top), (x + half_w, top)],
+               SHORTCUT_COLOR, 1.6)
+    _, grown = steps[-1]  # the shape after appending the new token
+    ax.text(lane + 0.12, (top + bottom) / 2, f"next step: {grown[1]} tokens",
+            rotation=90, ha="left", va="center", fontsize=8, color=SHORTCUT_COLOR)
+    add_legend(ax, [("one step", PATH_COLOR, 1.0),
+                    ("loop: repeated max_new_tokens times", SHORTCUT_COLOR, 1.6)])
     return fig
+
+
+# ---- The chapter's roadmap, read from the notebooks themselves.
+
+
+@dataclass
+class Section:
+    """One chapter notebook: its section number, its title and what it exports to gpt.py."""
+
+    number: str  # "4.3"
+    title: str  # "GELU and the feed-forward network"
+    exports: list  # names its `#| export` cells define, e.g. ["GELU", "FeedForward"]
+
+
+def _defined_names(source):
+    """Names that a cell's top-level code defines (classes, functions, assignments)."""
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [target.id for target in node.targets if isinstance(target, ast.Name)]
+    return names
+
+
+def chapter_sections(notebook_dir=NOTEBOOKS):
+    """The chapter notebooks in `notebook_dir` (title "# 4.N ..."), in file-name order."""
+    if not Path(notebook_dir).is_dir():
+        raise FileNotFoundError(f"no notebook folder at {notebook_dir} (see README, set-up)")
+    sections = []
+    for path in sorted(Path(notebook_dir).glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        sources = ["".join(cell["source"]) for cell in cells]
+        heading = sources[0].splitlines()[0] if sources and sources[0] else ""
+        number, _, title = heading.removeprefix("# ").partition(" ")
+        if not (heading.startswith("# 4.") and number[2:].isdigit()):
+            continue  # not a chapter section (the appendix, say)
+        exports = [name for cell, source in zip(cells, sources)
+                   if cell["cell_type"] == "code" and source.split("\n")[0].strip() == "#| export"
+                   for name in _defined_names(source)]
+        sections.append(Section(number, title, exports))
+    return sections
+
+
+def draw_roadmap(current, notebook_dir=NOTEBOOKS):
+    """The chapter's notebooks in build order, section `current` (e.g. "4.3") highlighted.
+
+    Each box shows a notebook's number and title; under it, what it adds to gpt.py. Both are
+    read from the notebooks. Returns the figure; end the cell with `plt.show()`.
+    """
+    if not isinstance(current, str):
+        raise TypeError(f"current must be a section number such as '4.3', got {current!r}")
+    sections = chapter_sections(notebook_dir)
+    numbers = [section.number for section in sections]
+    if current not in numbers:
+        raise ValueError(f"no chapter notebook is section {current!r}; sections: {numbers}")
+    box_w, gap, box_h = 1.3, 0.2, 0.62
+    fig, ax = canvas(0.2 + len(sections) * (box_w + gap) - gap, box_h + 0.6,
+                     f"Chapter 4 step by step: this is {current} (under each: what it adds "
+                     f"to gpt.py)")
+    done = True
+    for i, section in enumerate(sections):
+        x, y = 0.1 + i * (box_w + gap), -0.05
+        is_current = section.number == current
+        face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if done else "0.95"
+        ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, facecolor=face, gid="step",
+                                    boxstyle="round,pad=0,rounding_size=0.06",
+                                    edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR,
+                                    linewidth=2 if is_current else 1))
+        text_color = "black" if done else SHAPE_COLOR
+        ax.text(x + box_w / 2, y - 0.13, section.number, ha="center", va="center",
+                fontsize=9, fontweight="bold", color=text_color)
+        title = "\n".join(textwrap.wrap(section.title, 20, break_on_hyphens=False))
+        ax.text(x + box_w / 2, y - 0.4, title, ha="center", va="center", fontsize=7.5,
+                color=text_color)
+        exports = "\n".join(textwrap.wrap(", ".join(section.exports) or "(nothing)", 22))
+        ax.text(x + box_w / 2, y - box_h - 0.06, exports, ha="center", va="top",
+                fontsize=6.5, family="monospace", color=SHAPE_COLOR)
+        if i:
+            draw_arrow(ax, [(x - gap + 0.02, y - box_h / 2), (x - 0.02, y - box_h / 2)])
+        done = done and not is_current
+    return fig
+
+
+# ---- Tokens.
 
 
 def draw_tokens(tokenizer, texts, title):
@@ -223,23 +586,24 @@ def draw_tokens(tokenizer, texts, title):
     A token that is only part of a character cannot be shown as text; its box shows its byte
     in hex instead.
     """
-    fig, ax = plt.subplots()
-    right = 0.0
-    for row, text in enumerate(texts):
-        x = 0.0
+    rows = []  # per text: (piece, id, box width) for each token
+    for text in texts:
+        row = []
         for token_id in tokenizer.encode(text):
             raw = tokenizer.decode_single_token_bytes(token_id)
             try:
                 piece = repr(raw.decode("utf-8"))[1:-1].replace(" ", "\u2423")  # show spaces
             except UnicodeDecodeError:
                 piece = " ".join(f"0x{byte:02x}" for byte in raw)
-            width = 0.12 * max(len(piece), len(str(token_id))) + 0.3
-            draw_box(ax, x + width / 2, -row, width / 2, piece, str(token_id))
-            x += width + 0.1
-        right = max(right, x)
-        ax.text(-0.15, -row, repr(text), ha="right", va="center", fontsize=9)
-    left = -0.1 * max(len(repr(text)) for text in texts) - 0.3
-    ax.set(title=title, xlim=(left, right), ylim=(-len(texts) + 0.5, 0.6))
-    ax.axis("off")
-    fig.set_size_inches(0.75 * (right - left), 0.9 * len(texts) + 0.5)
+            row.append((piece, token_id, 0.09 * max(len(piece), len(str(token_id))) + 0.22))
+        rows.append(row)
+    left = 0.075 * max(len(repr(text)) for text in texts) + 0.3  # room for the texts
+    width = left + max(sum(w + 0.075 for _, _, w in row) for row in rows) + 0.1
+    fig, ax = canvas(width, 0.7 * len(texts) + 0.1, title)
+    for i, (text, row) in enumerate(zip(texts, rows)):
+        x, y = left, -0.4 - 0.7 * i
+        for piece, token_id, box_w in row:
+            draw_box(ax, x + box_w / 2, y, box_w / 2, piece, str(token_id))
+            x += box_w + 0.075
+        ax.text(left - 0.12, y, repr(text), ha="right", va="center", fontsize=9)
     return fig

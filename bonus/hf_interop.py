@@ -161,7 +161,9 @@ def hf_from_gptmodel(model):
             "modules or config keys cannot be converted)"
         )
     cfg = model.cfg
-    gpt.check_config(cfg)  # refuses a subclass whose config reads other keys (e.g. three rates)
+    if set(cfg) != set(gpt.GPT_CONFIG_124M):  # a subclass whose config reads other keys
+        raise TypeError(f"cannot convert a model whose config has other keys than "
+                        f"GPT_CONFIG_124M: {sorted(set(cfg) ^ set(gpt.GPT_CONFIG_124M))}")
 
     from transformers import GPT2LMHeadModel
 

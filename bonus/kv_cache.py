@@ -12,7 +12,7 @@ lines (or diffing a class against gpt.py's) shows the whole mechanism:
   attends over the cached keys and values plus its own, and appends its keys and values;
 - the model remembers how many positions are cached, so new tokens get the next positions.
 
-Without `use_cache` the classes compute exactly what gpt.py's do, dropout and input checks
+Without `use_cache` the classes compute exactly what gpt.py's do, dropout and guards
 included. bonus/kv_cache_fast.py computes the same ids faster; the notebook
 bonus/01_kv_cache.ipynb explains both.
 """
@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 
 import gpt
-from gpt import FeedForward, LayerNorm, check_config, check_token_ids
+from gpt import GPT_CONFIG_124M, FeedForward, LayerNorm
 
 
 class MultiHeadAttention(nn.Module):
@@ -101,7 +101,9 @@ class GPTModel(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        check_config(cfg)  # a clear error for a bad config (appendix A)
+        if set(cfg) != set(GPT_CONFIG_124M):  # guard: a misspelled key would be ignored
+            raise ValueError(f"config keys must be those of GPT_CONFIG_124M; these differ: "
+                             f"{sorted(set(cfg) ^ set(GPT_CONFIG_124M))}")
         self.cfg = dict(cfg)
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
@@ -117,9 +119,11 @@ class GPTModel(nn.Module):
             block.att.reset_cache()  # NEW
 
     def forward(self, in_idx, use_cache=False):  # NEW: use_cache
-        # A clear error for bad ids, instead of an IndexError deep in an embedding (appendix A).
-        check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
-        num_tokens = in_idx.shape[1]
+        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
+        outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # guard: ids with no embedding
+        if num_tokens > self.cfg["context_length"] or outside.numel():
+            raise ValueError(f"got {num_tokens} token ids (at most {self.cfg['context_length']}), "
+                             f"{outside.numel()} outside the vocabulary [0, {vocab_size - 1}]")
         start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
         end = start + num_tokens  # NEW
         if end > self.cfg["context_length"]:  # NEW: no position embedding beyond it
@@ -155,7 +159,9 @@ def generate_text_cached(model, idx, max_new_tokens, context_size):
             f"expected a bonus.kv_cache.GPTModel, got {type(model).__name__}"
             " (from_gpt(model) converts a gpt.GPTModel)"
         )
-    gpt.check_generation_args(idx, max_new_tokens, context_size)
+    if max_new_tokens < 0 or context_size < 1:  # the guard of gpt.generate_text_simple
+        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
+                         f"got {max_new_tokens} and {context_size}")
     model.reset_cache()
     feed = idx[:, -context_size:]  # the first step sees the whole window at once
     for _ in range(max_new_tokens):

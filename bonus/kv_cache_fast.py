@@ -131,8 +131,11 @@ class FastGPT:
         tokens at their positions and attends over all positions cached so far. The input is
         either a sequence from position 0 (a "prefill") or a single token.
         """
-        gpt.check_token_ids(in_idx, self.cfg["vocab_size"], self.cfg["context_length"])
-        num_tokens = in_idx.shape[1]
+        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
+        outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # gpt.GPTModel's guard
+        if outside.numel():
+            raise ValueError(f"{outside.numel()} token ids outside the vocabulary "
+                             f"[0, {vocab_size - 1}]")
         end = start_pos + num_tokens
         if num_tokens > 1 and start_pos:
             raise ValueError("several tokens at once must start at position 0")
@@ -157,10 +160,11 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
             f"expected a FastGPT, got {type(fast).__name__} (convert a gpt.GPTModel once"
             " with FastGPT(model), then reuse it)"
         )
-    gpt.check_generation_args(idx, max_new_tokens, context_size)
+    if max_new_tokens < 0 or context_size < 1:  # the guard of gpt.generate_text_simple
+        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
+                         f"got {max_new_tokens} and {context_size}")
     cfg = fast.cfg
     window = idx[:, -context_size:]
-    gpt.check_token_ids(window, cfg["vocab_size"], cfg["context_length"])
     # The longest window the model will see (the last new token is never fed back).
     longest = min(window.shape[1] + max_new_tokens - 1, context_size)
     if longest > cfg["context_length"]:

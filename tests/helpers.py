@@ -29,3 +29,8 @@ def assert_changes_marked_new(chapter, variant):
         assert new[j1:j2], f"chapter lines removed, nothing marked instead: {old[i1:i2]}"
         unmarked = [line for line in new[j1:j2] if line.strip() and "# NEW" not in line]
         assert not unmarked, f"changed without a # NEW comment: {unmarked}"
+
+# The chapter's end result (notebook 07): "Hello, I am" continued by the seed-123 GPT-2 small.
+HELLO_IDS = [15496, 11, 314, 716]
+BOOK_OUTPUT_IDS = HELLO_IDS + [27018, 24086, 47843, 30961, 42348, 7267]
+BOOK_OUTPUT_TEXT = "Hello, I am Featureiman Byeswickattribute argue"

@@ -1,12 +1,13 @@
-"""The exercise self-checks: right answers pass, and wrong or odd ones get the exact diagnosis.
+"""The exercise self-checks: right answers pass, each known mistake gets its diagnosis code.
 
-The table holds values a learner might pass, mistakes and odd types alike. Each must get
-exactly the expected feedback, printed by the notebook-facing check with nothing echoed, and
-no feedback may contain an expected figure.
+The tables below hold answers a learner might give, mistakes and odd types alike, each with the
+diagnosis codes it must get. The wording lives in exercises/messages.py; a handful of full
+messages are pinned here, and no feedback may contain an expected figure.
 """
 
 import json
 import re
+import string
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ import torch
 import torch.nn as nn
 
 import gpt
+from exercises import checks
 from exercises.checks import (
     RATES_4_3,
     check_4_1,
@@ -27,83 +29,77 @@ from exercises.checks import (
     review_4_2,
     review_4_3,
 )
+from exercises.messages import MESSAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# The chapter's reference figures (COURSE_SPEC.md), written out rather than recomputed.
-FF, ATT = 4_722_432, 2_360_064
+# The chapter's reference figures (the solution notebooks print them), written out rather than recomputed.
+FF, ATT, D = 4_722_432, 2_360_064, 768
 REFERENCE = {  # total, tied, MB (float32, bytes / 1024**2)
     "gpt2-small": (163_009_536, 124_412_160, 621.83),
     "gpt2-medium": (406_212_608, 354_749_440, 1549.58),
     "gpt2-large": (838_220_800, 773_891_840, 3197.56),
     "gpt2-xl": (1_637_792_000, 1_557_380_800, 6247.68),
 }
-D, V = 768, 50257  # GPT-2 small's emb_dim and vocabulary
-QKV_BIASES = {"gpt2-small": 12 * 3 * 768, "gpt2-medium": 24 * 3 * 1024,
-              "gpt2-large": 36 * 3 * 1280, "gpt2-xl": 48 * 3 * 1600}
-
-TINY_4_3 = {  # a tiny GPT with the three rates instead of drop_rate; builds in milliseconds
-    "vocab_size": 64,
-    "context_length": 16,
-    "emb_dim": 32,
-    "n_heads": 4,
-    "n_layers": 2,
-    "qkv_bias": False,
-    **RATES_4_3,
-}
-RIGHT = tuple(RATES_4_3.values())  # embedding, attention weights, shortcut
+SIZES = {"gpt2-medium": (1024, 24, 16), "gpt2-large": (1280, 36, 20), "gpt2-xl": (1600, 48, 25)}
+QKV_BIASES = {"gpt2-medium": 24 * 3 * 1024, "gpt2-large": 36 * 3 * 1280, "gpt2-xl": 48 * 3 * 1600}
 
 
 def assert_no_answer(text):
-    """No expected figure appears in `text`, in any of the usual spellings."""
-    numbers = [FF, ATT] + [n for total, tied, _ in REFERENCE.values() for n in (total, tied)]
+    """No expected figure or config value appears in `text`, in any of the usual spellings."""
+    numbers = [FF, ATT] + [n for name in SIZES for n in REFERENCE[name][:2]]
     spellings = [f(n) for n in numbers for f in (str, "{:,}".format, "{:_}".format)]
-    spellings += [f"{mb:.2f}" for _, _, mb in REFERENCE.values()]
-    spellings += [f"{mb:.1f}" for _, _, mb in REFERENCE.values()]
+    spellings += [f"{REFERENCE[name][2]:.{digits}f}" for name in SIZES for digits in (1, 2)]
     leaked = [s for s in spellings if s in text]
+    unit_free = re.sub(r"10[02][04]\*\*\d", "", text)  # "bytes / 1024**2" is advice, not a value
+    leaked += [n for n in re.findall(r"\d+", unit_free) if int(n) in sum(SIZES.values(), ())]
     assert not leaked, f"feedback reveals {leaked}"
 
 
-def wrong(*problems):
-    return "\n".join(["Not quite:"] + [f"  - {problem}" for problem in problems])
+# ---- answers the tables are built from --------------------------------------------------------
 
 
-# ---- answers the table is built from ---------------------------------------------------------
+def configs(**changes):
+    """The three right configs; changes={name: {key: value}} overrides some of their values."""
+    return {name: {**gpt.GPT_CONFIG_124M, "emb_dim": d, "n_layers": n, "n_heads": h,
+                   **changes.get(name.replace("gpt2-", ""), {})}
+            for name, (d, n, h) in SIZES.items()}
 
 
-def reference_results():
-    return {
-        name: {"total_params": total, "tied_params": tied, "size_mb": mb}
-        for name, (total, tied, mb) in REFERENCE.items()
-    }
+def starter_configs():
+    return {name: {**gpt.GPT_CONFIG_124M, "emb_dim": None, "n_layers": None, "n_heads": None}
+            for name in SIZES}
 
 
-def results_with(mistake):
-    """Reference results, with `mistake(name, total, tied, mb)` -> {field: value} applied."""
-    results = reference_results()
-    for name, entry in results.items():
-        entry.update(mistake(name, *REFERENCE[name]))
-    return results
+def results_with(mistake=lambda name, total, tied, mb: {}):
+    """The right results, with `mistake(name, total, tied, mb)` -> {field: value} applied."""
+    return {name: {"total_params": total, "tied_params": tied, "size_mb": mb,
+                   **mistake(name, total, tied, mb)}
+            for name, (total, tied, mb) in REFERENCE.items() if name in SIZES}
 
 
 def built_results(config_for):
-    """The results a learner gets by building each size from `config_for(name)`.
+    """The results a learner gets by counting a model built from `config_for(name)`.
 
-    Counted with gpt.parameter_breakdown, which equals the built model's count (test_gpt.py)
-    and saves the first meta-device build's one-time import of torch._dynamo.
+    Counted with gpt.parameter_breakdown, which equals the built model's count (test_gpt.py).
     """
     results = {}
-    for name in REFERENCE:
+    for name in SIZES:
         parts = gpt.parameter_breakdown(config_for(name))
         total = sum(parts.values())
-        tied = total - parts["output head"]
-        results[name] = {"total_params": total, "tied_params": tied, "size_mb": total * 4 / 1024**2}
+        results[name] = {"total_params": total, "tied_params": total - parts["output head"],
+                         "size_mb": total * 4 / 1024**2}
     return results
 
 
 class RaisesOnGet(dict):
     def get(self, key, default=None):
         raise RuntimeError("a mapping that fails on read")
+
+
+TINY_4_3 = {"vocab_size": 64, "context_length": 16, "emb_dim": 32, "n_heads": 4, "n_layers": 2,
+            "qkv_bias": False, **RATES_4_3}
+RIGHT = tuple(RATES_4_3.values())  # embedding, attention weights, shortcut
 
 
 def model_with_rates(emb, attn, shortcut, blocks=None):
@@ -113,7 +109,6 @@ def model_with_rates(emb, attn, shortcut, blocks=None):
     """
     base = {k: v for k, v in TINY_4_3.items() if k not in RATES_4_3}
     model = gpt.GPTModel({**base, "drop_rate": emb})
-    model.cfg = dict(TINY_4_3)
     for i, block in enumerate(model.trf_blocks):
         if blocks is None or i in blocks:
             block.att.dropout = nn.Dropout(attn)
@@ -145,6 +140,12 @@ def without_drop_shortcut():
     return model
 
 
+def without_blocks():
+    model = model_with_rates(*RIGHT)
+    del model.trf_blocks
+    return model
+
+
 class UnfinishedForward(nn.Module):
     def __init__(self):
         super().__init__()
@@ -158,244 +159,234 @@ class UnfinishedForward(nn.Module):
 class EmptySkeleton(nn.Module):  # the exercise's starter before the constructors are completed
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = dict(cfg)
 
 
-def single_drop_rate_model():
-    base = {k: v for k, v in TINY_4_3.items() if k not in RATES_4_3}
-    return gpt.GPTModel({**base, "drop_rate": 0.1})
-
-
-# ---- the table ------------------------------------------------------------------------------
-
-BIAS_MISSING_FF = ("looks like the bias terms are missing: both nn.Linear layers have a bias "
-                   "vector, one entry per output unit")
-NOT_A_COUNT_41 = ("not the right count (counts must match exactly); add up the weights and the "
-                  "biases of every nn.Linear in the module")
-FOLLOWS = "follows from total_params, which needs fixing first"
-SAME_RATE = "every dropout has the same rate: one shared rate reaches all three sites"
-KEEP_NAMES = " (keep gpt.py's module names so the check can find each site)"
-ATT_SITE = "attention-weights dropout (att.dropout in each block)"
-SHORTCUT_SITE = "shortcut dropout (drop_shortcut in each block)"
-EMB_SITE = "embedding dropout (model.drop_emb)"
+# ---- the tables: (name, arguments, the diagnosis codes they must get) --------------------------
 
 CASES_4_1 = [
-    ("untouched starter", (None, None),
-     "Not attempted yet: set ff_params and att_params to your counts, then run this cell again."),
-    ("feed-forward without biases", (8 * D * D, ATT), wrong(f"ff_params: {BIAS_MISSING_FF}")),
-    ("only the first linear layer", (4 * D * D + 4 * D, ATT),
-     wrong("ff_params: only the first nn.Linear is counted; the feed-forward has two")),
-    ("out_proj's bias forgotten", (FF, ATT - D),
-     wrong("att_params: looks like the bias terms are missing: out_proj has a bias even though "
-           "the query, key and value projections do not")),
-    ("query/key/value biases invented", (FF, ATT + 3 * D),
-     wrong("att_params: query, key and value have no bias here (qkv_bias is False); only "
-           "out_proj has one")),
-    ("out_proj left out", (FF, 3 * D * D),
-     wrong("att_params: out_proj is missing: after W_query, W_key and W_value a fourth "
-           "nn.Linear mixes the heads")),
-    ("the causal mask counted", (FF, ATT + 1024 * 1024),
-     wrong("att_params: the causal mask is included: it is a buffer, not a trainable parameter "
-           "(count parameters(), not the state_dict)")),
-    ("swapped", (ATT, FF), wrong("the two counts are swapped: which module is the larger one?")),
-    ("feed-forward of all 12 blocks", (12 * FF, ATT),
-     wrong("ff_params: that is all 12 blocks together; count the module of a single block")),
-    ("attention x12: heads or layers", (FF, 12 * ATT),
-     wrong("att_params: this value fits 2 mistakes. (1) that is all 12 blocks together; count "
-           "the module of a single block. (2) the module is counted once per head; its 12 heads "
-           "share the same four matrices, each head using a slice of them.")),
-    ("a full query/key/value per head", (FF, 12 * 3 * D * D + D * D + D),
-     wrong("att_params: each head got its own full-size query, key and value matrices; the heads "
-           "share W_query, W_key and W_value, each using a slice of head_dim = 64 columns")),
-    ("one head's slice only", (FF, 3 * D * 64 + D * D + D),
-     wrong("att_params: only one head's slice of W_query, W_key and W_value is counted; each of "
-           "them is a full emb_dim x emb_dim matrix that all heads share")),
-    ("the whole block", (FF + ATT + 4 * D, ATT),
-     wrong("ff_params: that is the whole transformer block; count only this one module")),
-    ("off by one", (FF + 1, ATT), wrong(f"ff_params: {NOT_A_COUNT_41}")),
-    ("half done", (FF, None), wrong("att_params is not filled in yet")),
-    ("not a whole number", (FF, ATT + 0.5),
-     wrong("att_params should be a whole number (an int), got a float that is not a whole number")),
-    ("a string", (FF, str(ATT)), wrong("att_params should be a whole number (an int), got str")),
-    ("True", (True, ATT), wrong("ff_params should be a whole number (an int), got bool")),
-    ("nested containers", ([FF], {"att": ATT}),
-     wrong("ff_params should be a whole number (an int), got list",
-           "att_params should be a whole number (an int), got dict")),
-    ("a tensor of two counts", (torch.tensor([FF, ATT]), ATT),
-     wrong("ff_params should be a whole number (an int), got a tensor of shape [2]")),
-    ("a meta tensor", (FF, torch.tensor(ATT, device="meta")),
-     wrong("att_params should be a whole number (an int), got a tensor on the meta device, which "
-           "has a shape but no value (compute it from Python numbers: numel() returns an int)")),
+    ("untouched starter", (None, None), ("not_attempted_4_1",)),
+    ("feed-forward without biases", (8 * D * D, ATT), ("biases",)),
+    ("only the first linear layer", (4 * D * D + 4 * D, ATT), ("missing_layer",)),
+    ("out_proj's bias forgotten", (FF, ATT - D), ("biases",)),
+    ("query/key/value biases invented", (FF, ATT + 3 * D), ("biases",)),
+    ("out_proj left out", (FF, 3 * D * D), ("missing_layer",)),
+    ("the causal mask counted", (FF, ATT + 1024 * 1024), ("mask_counted",)),
+    ("swapped", (ATT, FF), ("swapped",)),
+    ("the attention count twice", (ATT, ATT), ("missing_layer", "other_module")),
+    ("the feed-forward count twice", (FF, FF), ("other_module",)),
+    ("feed-forward of all 12 blocks", (12 * FF, ATT), ("all_blocks",)),
+    ("attention x12: heads or layers", (FF, 12 * ATT), ("all_blocks", "heads_share")),
+    ("a full query/key/value per head", (FF, 12 * 3 * D * D + D * D + D), ("heads_share",)),
+    ("one head's slice only", (FF, 3 * D * 64 + D * D + D), ("heads_share",)),
+    ("the whole block", (FF + ATT + 4 * D, ATT), ("whole_block",)),
+    ("off by one", (FF + 1, ATT), ("wrong_count_4_1",)),
+    ("half done", (FF, None), ("not_filled",)),
+    ("not a whole number", (FF, ATT + 0.5), ("not_whole",)),
+    ("a string", (FF, str(ATT)), ("not_a_number",)),
+    ("True", (True, ATT), ("not_a_number",)),
+    ("nested containers", ([FF], {"att": ATT}), ("not_a_number",)),
+    ("a tensor of two counts", (torch.tensor([FF, ATT]), ATT), ("not_scalar",)),
+    ("a meta tensor", (FF, torch.tensor(ATT, device="meta")), ("meta_tensor",)),
 ]
 
 CASES_4_2 = [
-    ("untouched starter", lambda: {name: dict.fromkeys(("total_params", "tied_params", "size_mb"))
-                                   for name in REFERENCE},
-     "Not attempted yet: fill in results for the four sizes, then run this cell again."),
-    ("None", lambda: None,
-     "Not attempted yet: fill in results for the four sizes, then run this cell again."),
-    ("a list of results", lambda: list(reference_results().values()),
-     wrong("results should be a dict keyed by model name, got list")),
-    ("a size missing", lambda: {k: v for k, v in reference_results().items() if k != "gpt2-xl"},
-     wrong("results has no entry for gpt2-xl (the keys are the names gpt2-small, gpt2-medium, "
-           "gpt2-large, gpt2-xl)")),
-    ("entries as lists", lambda: {name: list(v) for name, v in REFERENCE.items()},
-     wrong("all four sizes: should be a dict with the keys total_params, tied_params, size_mb, "
-           "got list")),
-    ("a misspelled field", lambda: results_with(lambda name, total, tied, mb: {"total": total}),
-     wrong("all four sizes: has unknown key(s) total; the keys are total_params, tied_params, "
-           "size_mb")),
-    ("half filled", lambda: results_with(
-        lambda name, total, tied, mb: {} if name == "gpt2-small" else {"tied_params": None}),
-     wrong("gpt2-medium, gpt2-large, gpt2-xl: tied_params is not filled in yet")),
-    ("head still in the tied count", lambda: results_with(
-        lambda name, total, tied, mb: {"tied_params": total}),
-     wrong("all four sizes: tied_params: the output head is still counted; with weight tying it "
-           "reuses the token embedding's matrix, so leave its parameters out")),
-    ("total and tied swapped", lambda: results_with(
-        lambda name, total, tied, mb: {"total_params": tied, "tied_params": total}),
-     wrong("all four sizes: total_params and tied_params are swapped")),
-    ("both vocabulary matrices subtracted", lambda: results_with(
-        lambda name, total, tied, mb: {"tied_params": tied - (total - tied)}),
-     wrong("all four sizes: tied_params: both vocabulary-sized matrices are subtracted; tying "
-           "shares one matrix between tok_emb and out_head, so count it once")),
-    ("query/key/value biases counted", lambda: results_with(
-        lambda name, total, tied, mb: {"tied_params": tied + QKV_BIASES[name]}),
-     wrong("all four sizes: tied_params: includes query, key and value biases; this exercise "
-           "keeps qkv_bias False, as in GPT_CONFIG_124M")),
-    ("only one size wrong", lambda: results_with(
-        lambda name, total, tied, mb: {"tied_params": total} if name == "gpt2-large" else {}),
-     wrong("gpt2-large: tied_params: the output head is still counted; with weight tying it "
-           "reuses the token embedding's matrix, so leave its parameters out")),
-    ("MB as bytes / 1000**2", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": round(total * 4 / 1000**2, 2)}),
-     wrong("all four sizes: size_mb: looks like MB = bytes / 1000**2; this course uses "
-           "bytes / 1024**2")),
-    ("bytes", lambda: results_with(lambda name, total, tied, mb: {"size_mb": total * 4}),
-     wrong("all four sizes: size_mb: that is bytes; divide by 1024**2 to get MB")),
-    ("float16", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": round(total * 2 / 1024**2, 2)}),
-     wrong("all four sizes: size_mb: 2 bytes per parameter is float16; these parameters are "
-           "float32")),
-    ("size from the tied count", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": round(tied * 4 / 1024**2, 2)}),
-     wrong("all four sizes: size_mb: computed from tied_params; the model as built stores all of "
-           "its parameters, the output head included")),
-    ("size rounded to one decimal", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": round(total * 4 / 1024**2, 1)}),
-     wrong("all four sizes: size_mb: rounded to one decimal; the check needs two decimals (it "
-           "accepts anything within 0.01 MB), e.g. round(size_mb, 2)")),
-    ("size rounded to a whole number", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": round(total * 4 / 1024**2)}),
-     wrong("all four sizes: size_mb: rounded to a whole number; the check needs two decimals (it "
-           "accepts anything within 0.01 MB), e.g. round(size_mb, 2)")),
-    ("size as text", lambda: results_with(lambda name, total, tied, mb: {"size_mb": f"{mb} MB"}),
-     wrong("all four sizes: size_mb should be a number, got str")),
-    ("size as a meta tensor", lambda: results_with(
-        lambda name, total, tied, mb: {"size_mb": torch.tensor(mb, device="meta")}),
-     wrong("all four sizes: size_mb should be a number, got a tensor on the meta device, which "
-           "has a shape but no value (compute it from Python numbers: numel() returns an int)")),
-    ("the unchanged config for every size", lambda: built_results(lambda name: gpt.GPT_CONFIG_124M),
-     wrong("gpt2-medium, gpt2-large, gpt2-xl: total_params: same as GPT-2 small: this size's "
-           "emb_dim, n_layers and n_heads did not reach the config",
-           f"gpt2-medium, gpt2-large, gpt2-xl: tied_params: {FOLLOWS} (the output head is "
-           "subtracted correctly)",
-           f"gpt2-medium, gpt2-large, gpt2-xl: size_mb: {FOLLOWS}")),
-    ("only n_layers updated", lambda: built_results(
-        lambda name: {**gpt.GPT_CONFIG_124M, "n_layers": gpt.GPT2_SIZES[name]["n_layers"]}),
-     wrong("gpt2-medium, gpt2-large, gpt2-xl: total_params: only n_layers reached the config; "
-           "emb_dim kept GPT-2 small's value",
-           f"gpt2-medium, gpt2-large, gpt2-xl: tied_params: {FOLLOWS} (the output head is "
-           "subtracted correctly)",
-           f"gpt2-medium, gpt2-large, gpt2-xl: size_mb: {FOLLOWS}")),
-    ("n_layers not updated", lambda: built_results(
-        lambda name: {**gpt.gpt2_config(name), "n_layers": 12}),
-     wrong("gpt2-medium, gpt2-large, gpt2-xl: total_params: n_layers kept GPT-2 small's value",
-           f"gpt2-medium, gpt2-large, gpt2-xl: tied_params: {FOLLOWS} (the output head is "
-           "subtracted correctly)",
-           f"gpt2-medium, gpt2-large, gpt2-xl: size_mb: {FOLLOWS}")),
-    ("the last digit off", lambda: results_with(
-        lambda name, total, tied, mb: {"total_params": total + 1} if name == "gpt2-xl" else {}),
-     wrong("gpt2-xl: total_params: not the right count (counts must match exactly); sum numel() "
-           "over all of the model's parameters")),
-    ("a mapping that fails on read", lambda: {name: RaisesOnGet(v) for name, v in
-                                              reference_results().items()},
-     "The check could not read this answer (RuntimeError: a mapping that fails on read); "
-     "compare its form with the starter code and run this cell again."),
+    ("untouched starter", lambda: (starter_configs(), {name: dict.fromkeys(
+        ("total_params", "tied_params", "size_mb")) for name in SIZES}), ("not_attempted_4_2",)),
+    ("None", lambda: (None, None), ("not_attempted_4_2",)),
+    # the configs
+    ("configs as a list", lambda: (list(configs().values()), results_with()), ("not_a_dict",)),
+    ("a size missing", lambda: ({k: v for k, v in configs().items() if k != "gpt2-xl"},
+                                results_with()), ("missing_names",)),
+    ("a size misnamed", lambda: ({("medium" if k == "gpt2-medium" else k): v
+                                  for k, v in configs().items()}, results_with()),
+     ("unknown_names", "missing_names")),
+    ("a config left as None", lambda: ({**configs(), "gpt2-large": None}, results_with()),
+     ("not_filled",)),
+    ("a config half filled", lambda: (configs(xl={"n_heads": None}), results_with()),
+     ("not_filled",)),
+    ("a misspelled key", lambda: (configs(medium={"n_head": 16}), results_with()),
+     ("config_keys",)),
+    ("another value changed", lambda: (configs(large={"qkv_bias": True}), results_with()),
+     ("base_changed",)),
+    ("a wrong n_layers", lambda: (configs(medium={"n_layers": 36}), results_with()),
+     ("size_value_off",)),
+    ("heads and layers mixed up", lambda: (configs(xl={"n_layers": 25, "n_heads": 48}),
+                                           results_with()), ("size_value_off",)),
+    ("a width as text", lambda: (configs(large={"emb_dim": "1280"}), results_with()),
+     ("not_a_number",)),
+    # the results, once the configs are right
+    ("results as a list", lambda: (configs(), list(results_with().values())), ("not_a_dict",)),
+    ("a result missing", lambda: (configs(), {k: v for k, v in results_with().items()
+                                              if k != "gpt2-xl"}), ("missing_names",)),
+    ("entries as lists", lambda: (configs(), {name: list(REFERENCE[name]) for name in SIZES}),
+     ("not_a_dict",)),
+    ("a misspelled field", lambda: (configs(), results_with(lambda *_: {"total": 1})),
+     ("unknown_keys",)),
+    ("half filled", lambda: (configs(), results_with(lambda *_: {"tied_params": None})),
+     ("not_filled",)),
+    ("head left out of the total", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"total_params": tied})), ("head_left_out",)),
+    ("head still in the tied count", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": total})), ("head_counted",)),
+    ("total and tied swapped", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"total_params": tied, "tied_params": total})), ("swapped",)),
+    ("both vocabulary matrices subtracted", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": tied - (total - tied)})), ("both_vocab",)),
+    ("the position embedding subtracted", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": tied - 1024 * SIZES[name][0]})),
+     ("pos_subtracted",)),
+    ("query/key/value biases in both counts", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"total_params": total + QKV_BIASES[name],
+                                       "tied_params": tied + QKV_BIASES[name],
+                                       "size_mb": (total + QKV_BIASES[name]) * 4 / 1024**2})),
+     ("qkv_biases", "follows_total")),
+    ("query/key/value biases in the tied count", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": tied + QKV_BIASES[name]})), ("qkv_biases",)),
+    ("sizes shifted by one", lambda: (configs(), {
+        "gpt2-medium": results_with()["gpt2-large"], "gpt2-large": results_with()["gpt2-xl"],
+        "gpt2-xl": results_with()["gpt2-medium"]}), ("other_size", "follows_total")),
+    ("a tied count of another size", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": REFERENCE["gpt2-xl"][1]}
+        if name == "gpt2-medium" else {})), ("other_size",)),
+    ("GPT-2 small's tied count", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": REFERENCE["gpt2-small"][1]}
+        if name == "gpt2-large" else {})), ("other_size",)),
+    ("the last digit off", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"total_params": total + 1} if name == "gpt2-xl" else {})),
+     ("wrong_total",)),
+    ("tied off by one", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"tied_params": tied - 1})), ("wrong_tied",)),
+    ("the unchanged config for every size", lambda: (configs(), built_results(
+        lambda name: gpt.GPT_CONFIG_124M)), ("not_from_config", "follows_total")),
+    ("only n_layers reached the model", lambda: (configs(), built_results(
+        lambda name: {**gpt.GPT_CONFIG_124M, "n_layers": SIZES[name][1]})),
+     ("not_from_config", "follows_total")),
+    ("n_layers did not reach the model", lambda: (configs(), built_results(
+        lambda name: {**gpt.gpt2_config(name), "n_layers": 12})),
+     ("not_from_config", "follows_total")),
+    ("MB as bytes / 1000**2", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": round(total * 4 / 1000**2, 2)})), ("mb_unit",)),
+    ("bytes", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": total * 4})), ("mb_unit",)),
+    ("kilobytes", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": total * 4 / 1024})), ("mb_unit",)),
+    ("gigabytes", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": total * 4 / 1024**3})), ("mb_unit",)),
+    ("float16", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": round(total * 2 / 1024**2, 2)})),
+     ("mb_bytes_per_param",)),
+    ("float64", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": total * 8 / 1024**2})), ("mb_bytes_per_param",)),
+    ("one byte per parameter", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": total / 1024**2})), ("mb_bytes_per_param",)),
+    ("size from the tied count", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": round(tied * 4 / 1024**2, 2)})),
+     ("mb_from_tied",)),
+    ("size rounded to one decimal", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": round(mb, 1)})), ("mb_rounding",)),
+    ("size rounded to a whole number", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": round(mb)})), ("mb_rounding",)),
+    ("size off", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": mb + 1})), ("wrong_size",)),
+    ("size as text", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": f"{mb} MB"})), ("not_a_number",)),
+    ("size as a meta tensor", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"size_mb": torch.tensor(mb, device="meta")})),
+     ("meta_tensor",)),
+    ("a fractional count", lambda: (configs(), results_with(
+        lambda name, total, tied, mb: {"total_params": total + 0.5})), ("not_whole",)),
+    ("a mapping that fails on read", lambda: (configs(), {name: RaisesOnGet(v) for name, v in
+                                                          results_with().items()}),
+     ("could_not_read",)),
 ]
 
 CASES_4_3 = [
-    ("untouched starter", lambda: None,
-     "Not attempted yet: build `model` from CONFIG_4_3, then run this cell again."),
-    ("constructors still empty", lambda: EmptySkeleton(TINY_4_3),
-     "Not attempted yet: complete the two constructors, assigning each part to self (the model "
-     "has no submodules so far), then run this cell again."),
-    ("the class, not a model", lambda: gpt.GPTModel,
-     wrong("pass the built model (an instance, e.g. YourModel(cfg)), not the class")),
-    ("the config", lambda: TINY_4_3,
-     wrong("this is a config; build the model from it and pass the model")),
-    ("a string", lambda: "model", wrong("expected a torch nn.Module, got str")),
-    ("another module", lambda: nn.Linear(2, 2),
-     wrong(f"model.drop_emb is not an nn.Dropout{KEEP_NAMES}")),
-    ("the single drop_rate", single_drop_rate_model,
-     wrong("the model is still built from the single drop_rate, so all three sites share one "
-           "rate")),
-    ("one rate everywhere", lambda: model_with_rates(0.1, 0.1, 0.1), wrong(SAME_RATE)),
+    ("untouched starter", lambda: EmptySkeleton(TINY_4_3), ("not_attempted_4_3",)),
+    ("None", lambda: None, ("not_attempted_4_3",)),
+    ("the class, not a model", lambda: gpt.GPTModel, ("pass_instance",)),
+    ("the config", lambda: TINY_4_3, ("is_config",)),
+    ("a string", lambda: "model", ("not_module",)),
+    ("another module", lambda: nn.Linear(2, 2), ("site_missing",)),
+    ("no blocks", without_blocks, ("no_blocks",)),
+    ("one rate everywhere", lambda: model_with_rates(0.1, 0.1, 0.1), ("one_rate",)),
     ("attention gets the shortcut rate", lambda: model_with_rates(0.1, 0.3, 0.3),
-     wrong(f"the {ATT_SITE} uses the rate meant for the {SHORTCUT_SITE}, drop_rate_shortcut")),
+     ("rate_of_other_site",)),
     ("attention and shortcut swapped", lambda: model_with_rates(0.1, 0.3, 0.2),
-     wrong(f"the {ATT_SITE} uses the rate meant for the {SHORTCUT_SITE}, drop_rate_shortcut",
-           f"the {SHORTCUT_SITE} uses the rate meant for the {ATT_SITE}, drop_rate_attn")),
-    ("embedding and shortcut swapped", lambda: model_with_rates(0.3, 0.2, 0.1),
-     wrong(f"the {EMB_SITE} uses the rate meant for the {SHORTCUT_SITE}, drop_rate_shortcut",
-           f"the {SHORTCUT_SITE} uses the rate meant for the {EMB_SITE}, drop_rate_emb")),
-    ("a rate from nowhere", lambda: model_with_rates(0.1, 0.5, 0.3),
-     wrong(f"the {ATT_SITE} has a rate that is none of the three given (rates are compared to "
-           "within 0.000001)")),
-    ("only the first block changed", lambda: model_with_rates(0.1, 0.2, 0.3, blocks={0}),
-     wrong(f"the {ATT_SITE} differs between blocks: are all the blocks in trf_blocks built by "
-           "the same class?",
-           f"the {SHORTCUT_SITE} differs between blocks: are all the blocks in trf_blocks built "
-           "by the same class?")),
-    ("a rate stored as text", lambda: with_rate_p("0.2"),
-     wrong("model.trf_blocks.0.att.dropout has a rate p that is not a number (got str)")),
-    ("a rate of None", lambda: with_rate_p(None),
-     wrong("model.trf_blocks.0.att.dropout has a rate p that is not a number (got NoneType)")),
-    ("a block without drop_shortcut", without_drop_shortcut,
-     wrong(f"model.trf_blocks.1.drop_shortcut is not an nn.Dropout{KEEP_NAMES}")),
-    ("a dropout forward never applies", forgets_shortcut_dropout,
-     wrong("model.trf_blocks.1.drop_shortcut is never applied in forward")),
-    ("a forward that fails", UnfinishedForward,
-     wrong("running the model on two tokens failed (NotImplementedError: forward is not written "
-           "yet)")),
-    ("on the meta device", lambda: model_with_rates(*RIGHT).to("meta"),
-     "Cannot verify on the meta device: the three rates sit at the right sites, but a model "
-     "without data cannot run, so the check cannot see whether forward applies them. Build the "
-     "model on the CPU (it is small) and run this cell again."),
+     ("rate_of_other_site",)),
+    ("a rate from nowhere", lambda: model_with_rates(0.1, 0.5, 0.3), ("rate_unknown",)),
+    ("only the first block changed", lambda: model_with_rates(*RIGHT, blocks={0}),
+     ("differs_between_blocks",)),
+    ("a rate stored as text", lambda: with_rate_p("0.2"), ("not_a_number",)),
+    ("a block without drop_shortcut", without_drop_shortcut, ("site_missing",)),
+    ("a dropout forward never applies", forgets_shortcut_dropout, ("never_applied",)),
+    ("a forward that fails", UnfinishedForward, ("forward_failed",)),
+    ("on the meta device", lambda: model_with_rates(*RIGHT).to("meta"), ("unverified_meta",)),
 ]
 
 CASES = (
-    [pytest.param(review_4_1, check_4_1, lambda a=args: a, text, id=f"4.1 {name}")
-     for name, args, text in CASES_4_1]
-    + [pytest.param(review_4_2, check_4_2, lambda f=make: (f(),), text, id=f"4.2 {name}")
-       for name, make, text in CASES_4_2]
-    + [pytest.param(review_4_3, check_4_3, lambda f=make: (f(),), text, id=f"4.3 {name}")
-       for name, make, text in CASES_4_3]
+    [pytest.param(review_4_1, check_4_1, lambda a=args: a, codes, id=f"4.1 {name}")
+     for name, args, codes in CASES_4_1]
+    + [pytest.param(review_4_2, check_4_2, make, codes, id=f"4.2 {name}")
+       for name, make, codes in CASES_4_2]
+    + [pytest.param(review_4_3, check_4_3, lambda f=make: (f(),), codes, id=f"4.3 {name}")
+       for name, make, codes in CASES_4_3]
 )
 
 
-@pytest.mark.parametrize("review, check, make_args, expected", CASES)
-def test_feedback_on_wrong_or_odd_answers(capsys, review, check, make_args, expected):
+@pytest.mark.parametrize("review, check, make_args, codes", CASES)
+def test_each_mistake_gets_its_diagnosis(capsys, review, check, make_args, codes):
     args = make_args()
     feedback = review(*args)
-    assert feedback.text == expected
+    assert feedback.codes == codes, feedback.text
     assert feedback.passed is False
     assert_no_answer(feedback.text)
     assert check(*args) is None  # a notebook cell shows the feedback and echoes nothing
-    assert capsys.readouterr().out == expected + "\n"
+    assert capsys.readouterr().out == feedback.text + "\n"
 
 
-# ---- right answers, in any numeric type ------------------------------------------------------
+def test_every_diagnosis_is_exercised():
+    """Each code of the message table is the expected outcome of some case (or test below)."""
+    framing = {"not_quite", "several", "hint", "hint_more", "no_more_hints", "hint_repr"}
+    tested = {code for cases in (CASES_4_1, CASES_4_2, CASES_4_3) for *_, codes in cases
+              for code in codes}
+    tested |= {"correct_4_1", "correct_4_2", "correct_4_3", "config_changed"}  # tests below
+    diagnoses = {code for code in MESSAGES["en"] if code not in framing
+                 and not code.startswith("hint_4")}
+    assert diagnoses == tested
+
+
+# ---- a handful of full messages -----------------------------------------------------------------
+
+
+def test_full_messages():
+    assert review_4_1(FF, 12 * ATT).text == (
+        "Not quite:\n  - att_params: this value fits 2 mistakes. (1) that is all 12 blocks "
+        "together; count the module of a single block. (2) the heads have no weights of their "
+        "own: all 12 share W_query, W_key, W_value and out_proj, each head using a slice of "
+        "head_dim = 64 columns.")
+    assert review_4_2(configs(medium={"n_layers": 36}, xl={"n_layers": 36}), None).text == (
+        "Not quite:\n  - gpt2-medium, gpt2-xl: n_layers: not this size's value; take it from "
+        "the table of the four sizes")
+    assert review_4_2(configs(), built_results(lambda name: gpt.GPT_CONFIG_124M)).text == (
+        "Not quite:\n"
+        "  - gpt2-medium, gpt2-large, gpt2-xl: total_params: the model was built with GPT-2 "
+        "small's emb_dim, n_layers: build it from this size's config\n"
+        "  - gpt2-medium, gpt2-large, gpt2-xl: tied_params: follows from total_params, which "
+        "needs fixing first\n"
+        "  - gpt2-medium, gpt2-large, gpt2-xl: size_mb: follows from total_params, which needs "
+        "fixing first")
+    assert review_4_3(model_with_rates(0.3, 0.2, 0.1)).text == (
+        "Not quite:\n"
+        "  - drop_emb: has the rate given as drop_rate_shortcut; this dropout should read "
+        "drop_rate_emb\n"
+        "  - drop_shortcut: has the rate given as drop_rate_emb; this dropout should read "
+        "drop_rate_shortcut")
+    assert review_4_3(without_drop_shortcut()).text == (
+        "Not quite:\n  - model.trf_blocks.1.drop_shortcut: is not an nn.Dropout (keep gpt.py's "
+        "module names so the check finds it)")
+
+
+# ---- right answers, in any numeric type ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -404,57 +395,70 @@ def test_feedback_on_wrong_or_odd_answers(capsys, review, check, make_args, expe
      (torch.tensor([FF]), np.array(ATT))],
 )
 def test_4_1_accepts_the_counts(ff, att):
-    feedback = review_4_1(ff, att)
-    assert feedback.passed and feedback.text.startswith("Correct: both counts match exactly.")
+    assert review_4_1(ff, att) == (True, MESSAGES["en"]["correct_4_1"], ("correct_4_1",))
 
 
 @pytest.mark.parametrize(
-    "variant",
+    "make",
     [
-        lambda name, total, tied, mb: {},
-        lambda name, total, tied, mb: {"size_mb": total * 4 / 1024**2},  # unrounded
-        lambda name, total, tied, mb: {"size_mb": int(total * 4 / 1024**2 * 100) / 100},  # cut
-        lambda name, total, tied, mb: {"total_params": torch.tensor(total),
-                                       "tied_params": np.int64(tied),
-                                       "size_mb": torch.tensor(mb, dtype=torch.float64)},
+        lambda: (configs(), results_with()),
+        lambda: ({name: gpt.gpt2_config(name) for name in SIZES}, built_results(gpt.gpt2_config)),
+        lambda: (configs(medium={"emb_dim": 1024.0, "n_layers": np.int64(24),
+                                 "n_heads": torch.tensor(16)}),
+                 results_with(lambda name, total, tied, mb: {
+                     "total_params": torch.tensor(total), "tied_params": np.int64(tied),
+                     "size_mb": torch.tensor(mb, dtype=torch.float64)})),
+        lambda: (configs(), results_with(  # truncated, not rounded
+            lambda name, total, tied, mb: {"size_mb": int(total * 4 / 1024**2 * 100) / 100})),
+        lambda: ({**configs(), "gpt2-small": dict(gpt.GPT_CONFIG_124M)},  # small as well
+                 {**results_with(), "gpt2-small": dict(zip(
+                     ("total_params", "tied_params", "size_mb"), REFERENCE["gpt2-small"]))}),
     ],
 )
-def test_4_2_accepts_the_figures(variant):
-    feedback = review_4_2(results_with(variant))
-    assert feedback.passed and feedback.text.startswith("Correct: all four sizes match (counts "
-                                                        "exactly, size_mb within 0.01 MB).")
+def test_4_2_accepts_the_configs_and_figures(make):
+    feedback = review_4_2(*make())
+    assert feedback.passed and feedback.codes == ("correct_4_2",)
 
 
-def test_4_3_accepts_separate_rates_and_keeps_the_training_mode():
+def test_4_3_accepts_separate_rates_and_leaves_the_model_and_rng_as_they_were():
     model = model_with_rates(*RIGHT).train()
-    feedback = review_4_3(model)
-    assert feedback.passed and feedback.text.startswith("Correct: each of the three dropout sites")
+    rng = torch.get_rng_state()
+    assert review_4_3(model).codes == ("correct_4_3",)
     assert model.training
+    assert torch.equal(torch.get_rng_state(), rng)  # the check drew no random numbers
 
 
-# ---- a config changed in place ---------------------------------------------------------------
+def test_4_2_wants_the_configs():
+    with pytest.raises(TypeError):
+        review_4_2(results_with())  # a call without the configs is a clear error, not feedback
 
-WARNING = ("Warning: gpt.GPT_CONFIG_124M was changed in place (emb_dim, n_layers), so everything "
-           "that reads it later in this session sees the change. Build new configs as copies, "
-           "{**gpt.GPT_CONFIG_124M, ...}, and restart the kernel to get the original back.")
+
+# ---- a config changed in place -------------------------------------------------------------------
+
+WARNING = ("Warning: gpt.GPT_CONFIG_124M was changed in place (emb_dim, n_heads, n_layers), so "
+           "all that reads it later in this session sees the change. Build new configs as "
+           "copies, {**gpt.GPT_CONFIG_124M, ...}, and restart the kernel to get the original "
+           "back.")
 
 
 def test_a_config_changed_in_place_is_reported_and_does_not_move_the_answers(monkeypatch):
     # The classic 4.2 slip: cfg = gpt.GPT_CONFIG_124M, then cfg["emb_dim"] = ... per size.
-    monkeypatch.setitem(gpt.GPT_CONFIG_124M, "emb_dim", 1600)
-    monkeypatch.setitem(gpt.GPT_CONFIG_124M, "n_layers", 48)
-    feedback = review_4_2(reference_results())
-    assert feedback.passed and feedback.text.endswith("\n" + WARNING)
-    feedback = review_4_1(FF, ATT)
-    assert feedback.passed and feedback.text.endswith("\n" + WARNING)
-    assert review_4_1(None, None).text.endswith(WARNING)
+    same_dict = {name: gpt.GPT_CONFIG_124M for name in SIZES}
+    for key, value in zip(("emb_dim", "n_layers", "n_heads"), SIZES["gpt2-xl"]):
+        monkeypatch.setitem(gpt.GPT_CONFIG_124M, key, value)
+    feedback = review_4_2(same_dict, results_with())
+    assert feedback.codes == ("size_value_off", "config_changed")
+    assert feedback.text.startswith("Not quite:\n  - gpt2-medium, gpt2-large: emb_dim:")
+    assert feedback.text.endswith("\n" + WARNING)
+    assert review_4_1(FF, ATT).codes == ("correct_4_1", "config_changed")
+    assert review_4_1(None, None).codes == ("not_attempted_4_1", "config_changed")
 
 
 def test_no_warning_while_the_config_is_intact():
-    assert "Warning" not in review_4_2(reference_results()).text
+    assert review_4_2(configs(), results_with()).codes == ("correct_4_2",)
 
 
-# ---- hints -----------------------------------------------------------------------------------
+# ---- hints ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("hint, exercise", [(hint_4_1, "4_1"), (hint_4_2, "4_2"),
@@ -468,13 +472,50 @@ def test_hints_get_more_specific_and_never_give_the_answer(capsys, monkeypatch, 
     first, second, third = texts
     assert first.startswith("Hint 1 of 2:") and "more specific hint" in first
     assert second.startswith("Hint 2 of 2:") and "more specific" not in second
+    assert first != second
     assert third == f"No more hints: compare your work with solutions/solution_{exercise}.ipynb.\n"
+    assert repr(hint) == f"hint_{exercise}: call it, hint_{exercise}(), to see a hint"
     for text in texts:
         assert_no_answer(text)
         assert "sum(" not in text and "for p in" not in text  # no solution code
 
 
-# ---- the notebooks ---------------------------------------------------------------------------
+# ---- languages -----------------------------------------------------------------------------------
+
+
+def placeholders(text):
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def test_every_language_has_the_same_codes_and_placeholders():
+    english = {code: placeholders(text) for code, text in MESSAGES["en"].items()}
+    for language, table in MESSAGES.items():
+        assert {code: placeholders(text) for code, text in table.items()} == english, language
+
+
+def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
+    """In a made-up language whose texts are only their codes, no English is left over."""
+    table = {code: "[" + " ".join([code] + [f"{{{p}}}" for p in sorted(placeholders(text))]) + "]"
+             for code, text in MESSAGES["en"].items()}
+    monkeypatch.setitem(MESSAGES, "xx", table)
+    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
+    checks.set_language("xx")
+    labels = re.compile(r"(gpt2-\w+|[\w.]*[_.][\w.]*|configs?|results)$")  # names, not words
+    for review, _, make_args, codes in (case.values for case in CASES):
+        feedback = review(*make_args())
+        assert feedback.codes == codes
+        leftover = re.sub(r"\[[^\]]*\]", "", feedback.text)  # the table's texts, params inside
+        assert all(labels.match(word) for word in re.findall(r"[A-Za-z][\w.\-]*", leftover)), (
+            feedback.text)
+
+
+@pytest.mark.parametrize("language, error", [("zz", ValueError), (["en"], TypeError)])
+def test_an_unknown_language_is_a_clear_error(language, error):
+    with pytest.raises(error):
+        checks.set_language(language)
+
+
+# ---- the notebooks -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*.ipynb"))

@@ -4,12 +4,13 @@ errors for bad arguments."""
 import io
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 import gpt
-from tests.helpers import TINY_CONFIG
+from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
 
 
 @pytest.fixture(autouse=True)
@@ -28,11 +29,11 @@ def test_default_run_prints_the_books_output(capsys, monkeypatch, gpt2_small):
     assert seeds == [123] and configs == [gpt.GPT_CONFIG_124M]
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
-        "Input ids:  [15496, 11, 314, 716]",
-        "Output ids: [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]",
-        "Output text: Hello, I am Featureiman Byeswickattribute argue",
+        f"Input ids:  {HELLO_IDS}",
+        f"Output ids: {BOOK_OUTPUT_IDS}",
+        f"Output text: {BOOK_OUTPUT_TEXT}",
     ]
-    assert "\nHello, I am Featureiman Byeswickattribute argue\n" in captured.err
+    assert f"\n{BOOK_OUTPUT_TEXT}\n" in captured.err
 
 
 @pytest.fixture
@@ -63,16 +64,6 @@ def test_prompt_as_positional_argument(capsys, tiny_model_in_main):
         "Output ids: [6109, 3626, 6100, 345]",
         "Output text: Every effort moves you",
     ]
-
-
-def test_quiet_prints_only_the_result(capsys, tiny_model_in_main):
-    captured = run_main(capsys, "--quiet", "--max-new-tokens", "2")
-    assert captured.err == "" and len(captured.out.splitlines()) == 3
-
-
-def test_a_long_run_warns_that_it_outgrows_the_context(capsys, tiny_model_in_main, monkeypatch):
-    monkeypatch.setattr(gpt, "generate_streaming", lambda model, idx, *args: idx)  # skip the work
-    assert "outgrow the 1024-token context" in run_main(capsys, "--max-new-tokens", "5000").err
 
 
 def test_streaming_gives_the_ids_of_generate_text_simple(tiny_model, tokenizer):
@@ -114,15 +105,20 @@ def test_a_character_split_across_tokens_is_written_whole(tokenizer):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--max-new-tokens", "-1"], "argument --max-new-tokens: must be >= 0, got -1"),
-        (["--max-new-tokens", "many"], "argument --max-new-tokens: must be a whole number, got 'many'"),
-        (["--max-new-tokens", "2.5"], "must be a whole number, got '2.5'"),
+        (["--max-new-tokens", "-1"], "argument --max-new-tokens: must be a whole number from 0 "
+                                     "to 100,000, got '-1'"),
+        (["--max-new-tokens", "many"], "must be a whole number from 0 to 100,000, got 'many'"),
+        (["--max-new-tokens", "2.5"], "got '2.5'"),
+        (["--max-new-tokens", "1" + "0" * 5000], "got '100000000000000000000...'"),
+        (["--seed", "-1"], "argument --seed: must be a whole number from 0 to "
+                           "18,446,744,073,709,551,615, got '-1'"),
+        (["--seed", str(2**64)], "argument --seed: must be a whole number"),
+        (["--seed", "x"], "argument --seed: must be a whole number"),
         (["--max", "5"], "unrecognized arguments: --max"),  # no abbreviations
+        (["--prompt", "Hi"], "unrecognized arguments: --prompt"),  # one way to give the prompt
         (["--model", "gpt2-huge"], "invalid choice: 'gpt2-huge'"),
-        (["--seed", "x"], "invalid int value: 'x'"),
-        (["--prompt", ""], "text is empty"),
-        (["word " * 1025], "prompt has 1026 tokens; the limit is 1024"),
-        (["Hi", "--prompt", "Hello"], "give the prompt once"),
+        ([""], "the prompt must have 1 to 1024 tokens, it has 0"),
+        (["word " * 1025], "the prompt must have 1 to 1024 tokens, it has 1026"),
         (["--temperature", "1"], "unrecognized arguments: --temperature"),
     ],
 )
@@ -132,7 +128,18 @@ def test_bad_arguments_exit_with_one_line(capsys, argv, message):
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gpt.py: error:") and message in err
-    assert "token_count" not in err and "non_negative_int" not in err  # no internal names
+    assert "parse" not in err  # argparse names the type function when it raises ValueError
+
+
+def test_a_damaged_tokenizer_file_is_not_an_argument_error(capsys, monkeypatch):
+    def damaged():
+        raise ValueError("Hash mismatch for data/gpt2-bpe/vocab.bpe")
+
+    monkeypatch.setattr(gpt, "get_tokenizer", damaged)
+    with pytest.raises(SystemExit) as exit:
+        gpt.main([])
+    assert exit.value.code == ("gpt.py: cannot load the GPT-2 tokenizer: "
+                               "Hash mismatch for data/gpt2-bpe/vocab.bpe")
 
 
 def test_help_shows_each_option_its_default_and_the_context_limit(capsys):
@@ -141,9 +148,9 @@ def test_help_shows_each_option_its_default_and_the_context_limit(capsys):
     assert exit.value.code == 0
     out = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
     for text in (
-        "[prompt]", "--prompt TEXT", "--max-new-tokens N", "--seed", "--model", "--quiet",
-        "gpt2-xl", '(default: "Hello, I am")', "(default: 6)", "(default: 123)",
-        "(default: gpt2-small)", "1024 tokens",
+        "[prompt]", "--max-new-tokens N", "--seed", "--model", "gpt2-xl",
+        "(default: 'Hello, I am')", "(default: 6)", "(default: 123)", "(default: gpt2-small)",
+        "at most 1024 tokens",
     ):
         assert text in out
 
@@ -151,8 +158,8 @@ def test_help_shows_each_option_its_default_and_the_context_limit(capsys):
 def test_script_reports_bad_arguments_without_a_traceback():
     result = subprocess.run(
         [sys.executable, "gpt.py", "--max-new-tokens", "-3"],
-        capture_output=True, text=True, cwd=gpt.Path(gpt.__file__).parent, timeout=120,
+        capture_output=True, text=True, cwd=Path(gpt.__file__).parent, timeout=120,
     )
     assert result.returncode == 2
-    assert "Traceback" not in result.stderr
-    assert result.stderr.strip() == "gpt.py: error: argument --max-new-tokens: must be >= 0, got -3 (see --help)"
+    assert result.stderr == ("gpt.py: error: argument --max-new-tokens: must be a whole number "
+                             "from 0 to 100,000, got '-3' (see --help)\n")

@@ -1,12 +1,16 @@
-"""Tests for gpt_figures.py: the diagrams must show what the code does."""
+"""Tests for gpt_figures.py: the pictures must show what the code does."""
 
 import matplotlib
 
 matplotlib.use("Agg")  # draw without a display
 
 import matplotlib.pyplot as plt
+import nbformat
 import pytest
 import torch
+import torch.nn as nn
+from matplotlib.colors import to_rgba
+from torch.fx.proxy import TraceError
 
 import gpt
 import gpt_figures
@@ -21,6 +25,52 @@ def close_figures():
     plt.close("all")
 
 
+@pytest.fixture(scope="module")
+def gpt2_small_meta():
+    """GPT-2 small without weights: shapes for free."""
+    with torch.device("meta"):
+        return gpt.GPTModel(gpt.GPT_CONFIG_124M)
+
+
+def texts(fig):
+    return [text.get_text() for text in fig.axes[0].texts]
+
+
+def colors(fig, gid):
+    return [patch.get_facecolor() for patch in fig.axes[0].patches if patch.get_gid() == gid]
+
+
+class ToyDeepNetwork(nn.Module):
+    """The toy network of notebooks/04_shortcut_connections.ipynb."""
+
+    def __init__(self, layer_sizes, use_shortcut):
+        super().__init__()
+        sizes = list(zip(layer_sizes[:-1], layer_sizes[1:]))
+        self.layers = nn.ModuleList(
+            nn.Sequential(nn.Linear(n_in, n_out), gpt.GELU()) for n_in, n_out in sizes
+        )
+        self.shortcuts = [use_shortcut and n_in == n_out for n_in, n_out in sizes]
+
+    def forward(self, x):
+        for layer, shortcut in zip(self.layers, self.shortcuts):
+            x = x + layer(x) if shortcut else layer(x)
+        return x
+
+
+class GuardedShortcut(nn.Module):
+    """x + proj(x), behind an inline input guard of the kind GPTModel.forward has."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(3, 3)
+
+    def forward(self, x):
+        negative = x[x < 0]  # its shape depends on the values: the meta device cannot run it
+        if x.shape[-1] != 3 or negative.numel():
+            raise ValueError("need 3 features, none negative")
+        return x + self.proj(x)
+
+
 def test_block_has_two_shortcuts_from_its_input_and_its_midpoint():
     torch.manual_seed(123)
     steps = gpt_figures.trace_steps(gpt.TransformerBlock(TINY_CONFIG), torch.rand(2, 4, 32))
@@ -33,9 +83,9 @@ def test_block_has_two_shortcuts_from_its_input_and_its_midpoint():
 
 def test_model_steps_carry_the_shapes_of_a_real_forward_pass(tiny_model):
     steps = gpt_figures.trace_steps(tiny_model, BATCH)
-    shapes = {step.name: step.shape for step in steps}
-    assert shapes == {
+    assert {step.name: step.shape for step in steps} == {
         "in_idx": [2, 4],
+        "arange": [4],
         "tok_emb": [2, 4, 32],
         "pos_emb": [4, 32],
         "add": [2, 4, 32],
@@ -44,19 +94,72 @@ def test_model_steps_carry_the_shapes_of_a_real_forward_pass(tiny_model):
         "final_norm": [2, 4, 32],
         "out_head": [2, 4, 50257],
     }
-    # The positions come from the input's length: both embeddings read the token ids.
+    # The token embedding reads the ids; the position embedding reads positions 0..3, which
+    # depend on the input's length only.
     inputs = {step.name: step.inputs for step in steps}
-    assert inputs["pos_emb"] == inputs["tok_emb"] == ["in_idx"]
+    assert inputs["tok_emb"] == ["in_idx"]
+    assert inputs["arange"] == [] and inputs["pos_emb"] == ["arange"]
     assert inputs["add"] == ["tok_emb", "pos_emb"]
 
 
-def test_every_label_names_a_real_submodule_and_its_class(tiny_model):
-    for step in gpt_figures.trace_steps(tiny_model, BATCH)[1:]:
-        if step.label != "+":
-            submodule = tiny_model.get_submodule(step.name)
-            assert step.label == f"{step.name}: {gpt_figures.describe(submodule)}"
-    assert gpt_figures.describe(tiny_model.trf_blocks) == "2 × TransformerBlock"
-    assert gpt_figures.describe(tiny_model.trf_blocks[0].ff.layers) == "Linear → GELU → Linear"
+def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_meta):
+    steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"))
+    assert [(step.label, step.shape) for step in steps] == [
+        ("in_idx (input)", [2, 4]),
+        ("positions 0..3", [4]),
+        ("tok_emb: Embedding", [2, 4, 768]),
+        ("pos_emb: Embedding", [4, 768]),
+        ("+", [2, 4, 768]),
+        ("drop_emb: Dropout", [2, 4, 768]),
+        ("trf_blocks: 12 × TransformerBlock", [2, 4, 768]),
+        ("final_norm: LayerNorm", [2, 4, 768]),
+        ("out_head: Linear", [2, 4, 50257]),
+    ]
+    assert gpt_figures.describe(gpt2_small_meta.trf_blocks[0].ff.layers) == "Linear → GELU → Linear"
+
+
+def test_an_inline_input_guard_is_traced_past_and_its_checks_are_not_drawn():
+    with pytest.raises(TraceError):  # plain torch.fx cannot decide the guard's condition
+        torch.fx.symbolic_trace(GuardedShortcut())
+    for device in ("cpu", "meta"):
+        with torch.device(device):
+            module, x = GuardedShortcut(), torch.ones(1, 3)
+        steps = gpt_figures.trace_steps(module, x)
+        assert [(step.label, step.inputs) for step in steps] == [
+            ("x (input)", []), ("proj: Linear", ["x"]), ("+", ["x", "proj"])
+        ]
+
+
+def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_small_meta):
+    steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"), expand=("trf_blocks.0",))
+    labels = [step.label for step in steps]
+    opened = ["norm1: LayerNorm", "att: MultiHeadAttention", "drop_shortcut: Dropout", "+",
+              "norm2: LayerNorm", "ff: FeedForward", "drop_shortcut: Dropout", "+"]
+    assert labels[6:14] == opened
+    assert [step.scope for step in steps[6:14]] == ["trf_blocks.0"] * 8
+    assert labels[14:] == ["trf_blocks.1–11: 11 × TransformerBlock", "final_norm: LayerNorm",
+                           "out_head: Linear"]
+    assert all(step.shape == [2, 4, 768] for step in steps[6:15])
+
+    fig = gpt_figures.draw_module(gpt2_small_meta, BATCH.to("meta"), "opened",
+                                  expand=("trf_blocks.0",))
+    assert "trf_blocks.0: TransformerBlock, opened up" in texts(fig)
+    assert texts(fig).count("+") == 3
+
+
+def test_a_run_of_one_block_is_not_called_a_run(tiny_model):
+    steps = gpt_figures.trace_steps(tiny_model, BATCH, expand=("trf_blocks.0",))
+    assert "trf_blocks.1: TransformerBlock" in [step.label for step in steps]
+
+
+def test_toy_network_layers_can_be_numbered_from_one():
+    network = ToyDeepNetwork([3, 3, 3, 3, 3, 1], use_shortcut=True)
+    names = {f"layers.{i}": f"layer {i + 1}" for i in range(5)}
+    steps = gpt_figures.trace_steps(network, torch.tensor([[1.0, 0.0, -1.0]]), names=names)
+    layers = [step.label for step in steps if step.label not in ("+", "x (input)")]
+    assert layers == [f"layer {n}: Linear → GELU" for n in range(1, 6)]
+    assert [step.label for step in steps].count("+") == 4  # the last layer changes the width
+    assert steps[-1].shape == [1, 1]
 
 
 def test_drawing_shows_titles_shapes_and_leaves_the_random_stream_alone():
@@ -67,17 +170,133 @@ def test_drawing_shows_titles_shapes_and_leaves_the_random_stream_alone():
     fig = gpt_figures.draw_module(block, x, "a block")
     assert torch.equal(torch.get_rng_state(), state)
 
-    (ax,) = fig.axes
-    texts = [text.get_text() for text in ax.texts]
-    assert ax.get_title() == "a block"
-    assert texts.count("[2, 4, 32]") == 9  # the input and every step
-    assert "att: MultiHeadAttention" in texts
-    assert ax.get_legend() is not None  # shortcuts are drawn, so the legend explains them
+    assert fig.axes[0].get_title() == "a block"
+    assert texts(fig).count("[2, 4, 32]") == 9  # the input and every step
+    assert "att: MultiHeadAttention" in texts(fig)
+    assert fig.axes[0].get_legend() is not None  # shortcuts are drawn, so the legend explains them
+
+
+def test_generation_loop_shows_each_line_of_one_real_step(tiny_model):
+    prompt = BATCH[:1]
+    steps = gpt_figures.generation_steps(tiny_model, prompt, context_size=16)
+    assert steps == [
+        ("idx_cond = idx[:, -context_size:]", [1, 4]),
+        ("logits = model(idx_cond)", [1, 4, 50257]),
+        ("logits = logits[:, -1, :]", [1, 50257]),
+        ("probas = torch.softmax(logits, dim=-1)", [1, 50257]),
+        ("idx_next = torch.argmax(probas, dim=-1, keepdim=True)", [1, 1]),
+        ("idx = torch.cat((idx, idx_next), dim=1)", [1, 5]),
+    ]
+    assert not tiny_model._forward_hooks  # the recording hook is gone
+    cropped = gpt_figures.generation_steps(tiny_model, prompt, context_size=3)
+    assert [shape for _, shape in cropped[:2]] == [[1, 3], [1, 3, 50257]]
+
+    fig = gpt_figures.draw_generation_loop(tiny_model, prompt, context_size=16)
+    assert texts(fig)[:2] == ["idx (input)", "[1, 4]"]
+    assert "next step: 5 tokens" in texts(fig)
+
+
+def test_feedforward_bars_are_as_tall_as_the_feature_counts():
+    torch.manual_seed(123)
+    fig = gpt_figures.draw_feedforward(gpt.FeedForward(TINY_CONFIG), torch.rand(2, 3, 32))
+    bars = [patch for patch in fig.axes[0].patches if patch.get_gid() == "feature bar"]
+    heights = [bar.get_height() / bars[0].get_height() for bar in bars]
+    assert heights == pytest.approx([1, 4, 4, 1])  # 32 -> 128 -> 128 -> 32
+    for text in ("Linear\n32 → 128", "GELU", "Linear\n128 → 32", "input\n[2, 3, 32]",
+                 "[2, 3, 128]", "output\n[2, 3, 32]"):
+        assert text in texts(fig)
+
+
+def test_feedforward_of_gpt2_small_widens_768_to_3072():
+    with torch.device("meta"):
+        feed_forward, x = gpt.FeedForward(gpt.GPT_CONFIG_124M), torch.zeros(2, 3, 768)
+    fig = gpt_figures.draw_feedforward(feed_forward, x)
+    assert "Linear\n768 → 3,072" in texts(fig) and "Linear\n3,072 → 768" in texts(fig)
+
+
+@pytest.mark.parametrize(
+    "x, dim, heading, input_groups, results",
+    [
+        (torch.arange(6.0).reshape(2, 3), 0,
+         "x.mean(dim=0, keepdim=True): [2, 3] → [1, 3]    (keepdim=False: [3])",
+         [0, 1, 2, 0, 1, 2], ["1.5", "2.5", "3.5"]),
+        (torch.arange(6.0).reshape(2, 3), -1,
+         "x.mean(dim=-1, keepdim=True): [2, 3] → [2, 1]    (keepdim=False: [2])",
+         [0, 0, 0, 1, 1, 1], ["1", "4"]),
+        (torch.arange(12.0).reshape(2, 2, 3), 0,  # x[0][i][j] and x[1][i][j] go together
+         "x.mean(dim=0, keepdim=True): [2, 2, 3] → [1, 2, 3]    (keepdim=False: [2, 3])",
+         list(range(6)) * 2, ["3", "4", "5", "6", "7", "8"]),
+        (torch.arange(12.0).reshape(2, 2, 3), -1,
+         "x.mean(dim=-1, keepdim=True): [2, 2, 3] → [2, 2, 1]    (keepdim=False: [2, 2])",
+         [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3], ["1", "4", "7", "10"]),
+    ],
+)
+def test_reduction_colours_each_result_cell_like_the_cells_it_averages(
+    x, dim, heading, input_groups, results
+):
+    fig = gpt_figures.draw_reductions([x], dims=(dim,))
+    assert texts(fig)[0] == heading
+    values = [text for text in texts(fig)[1:] if text[0].isdigit()]  # not the matrix names
+    assert values[x.numel():] == results
+    cells = colors(fig, "cell")
+    inputs, outputs = cells[: x.numel()], cells[x.numel():]
+    assert len(set(outputs)) == len(outputs) == len(results)  # one colour per result element
+    assert inputs == [outputs[group] for group in input_groups]
+
+
+def test_roadmap_lists_the_chapter_notebooks_and_what_each_exports():
+    sections = {section.number: section for section in gpt_figures.chapter_sections()}
+    assert list(sections) == ["4.1", "4.2", "4.3", "4.4", "4.5", "4.6", "4.7"]  # no appendix
+    assert sections["4.4"].exports == []  # the toy network stays in its notebook
+    for number, name in [("4.1", "GPT_CONFIG_124M"), ("4.2", "LayerNorm"),
+                         ("4.3", "FeedForward"), ("4.5", "TransformerBlock"),
+                         ("4.6", "GPTModel"), ("4.7", "generate_text_simple")]:
+        assert name in sections[number].exports
+    assert all(hasattr(gpt, name) for section in sections.values() for name in section.exports)
+
+
+def write_notebook(path, *sources):
+    cells = [nbformat.v4.new_markdown_cell(sources[0])]
+    cells += [nbformat.v4.new_code_cell(source) for source in sources[1:]]
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+
+
+def test_roadmap_reads_titles_and_exports_and_highlights_the_current_one(tmp_path):
+    write_notebook(tmp_path / "02_b.ipynb", "# 4.2 Second step\n\nText.",
+                   "#| export\nimport math\n\n\nclass B:\n    pass\n\n\nX = 1", "y = 2")
+    write_notebook(tmp_path / "01_a.ipynb", "# 4.1 First step", "z = 3")
+    write_notebook(tmp_path / "09_z.ipynb", "# Appendix A: extras", "#| export\nW = 4")
+    assert gpt_figures.chapter_sections(tmp_path) == [
+        gpt_figures.Section("4.1", "First step", []),
+        gpt_figures.Section("4.2", "Second step", ["B", "X"]),
+    ]
+    fig = gpt_figures.draw_roadmap("4.2", tmp_path)
+    assert colors(fig, "step") == [to_rgba(gpt_figures.BOX_COLOR),
+                                   to_rgba(gpt_figures.HIGHLIGHT_COLOR)]
+    assert "Second step" in texts(fig) and "B, X" in texts(fig) and "(nothing)" in texts(fig)
+    with pytest.raises(TypeError):
+        gpt_figures.draw_roadmap(4.2, tmp_path)
+    with pytest.raises(ValueError, match="4.3"):
+        gpt_figures.draw_roadmap("4.3", tmp_path)
+
+
+def test_bad_arguments_get_clear_errors(tiny_model):
+    with pytest.raises(ValueError, match="'trf_block.0'"):  # a typo would open nothing
+        gpt_figures.draw_module(tiny_model, BATCH, "t", expand=("trf_block.0",))
+    with pytest.raises(ValueError, match="'layer.0'"):
+        gpt_figures.draw_module(tiny_model, BATCH, "t", names={"layer.0": "layer 1"})
+    with pytest.raises(TypeError):
+        gpt_figures.draw_feedforward(nn.Linear(3, 3), torch.ones(1, 3))
+    with pytest.raises(ValueError, match=r"\[4\]"):
+        gpt_figures.draw_reductions([torch.ones(4)])
+    with pytest.raises(TypeError):
+        gpt_figures.draw_generation_loop(lambda ids: ids, BATCH[:1], context_size=4)
+    with pytest.raises(FileNotFoundError):
+        gpt_figures.draw_roadmap("4.1", notebook_dir="no/such/folder")
 
 
 def test_token_boxes_show_each_token_and_the_bytes_of_a_split_character(tokenizer):
     fig = gpt_figures.draw_tokens(tokenizer, ["Every effort", "Ł"], "tokens")
-    texts = [text.get_text() for text in fig.axes[0].texts]
     # "Ł" is two bytes in UTF-8, and GPT-2's tokenizer gives each byte a token of its own.
-    assert texts == ["Every", "6109", "\u2423effort", "3626", "'Every effort'",
-                     "0xc5", "129", "0x81", "223", "'Ł'"]
+    assert texts(fig) == ["Every", "6109", "\u2423effort", "3626", "'Every effort'",
+                          "0xc5", "129", "0x81", "223", "'Ł'"]

@@ -2,15 +2,16 @@
 
 import hashlib
 import socket
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 import gpt
-from tests.helpers import TINY_CONFIG
+from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
 
-BOOK_GREEDY_IDS = [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]
+BPE_DIR = Path(gpt.__file__).parent / "data" / "gpt2-bpe"
 
 
 # ---- tokenizer -------------------------------------------------------------------------
@@ -21,7 +22,7 @@ BOOK_GREEDY_IDS = [15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]
     [
         ("Every effort moves you", [6109, 3626, 6100, 345]),
         ("Every day holds a", [6109, 1110, 6622, 257]),
-        ("Hello, I am", [15496, 11, 314, 716]),
+        ("Hello, I am", HELLO_IDS),
     ],
 )
 def test_tokenizer_gives_standard_gpt2_ids(tokenizer, text, ids):
@@ -40,19 +41,17 @@ def test_tokenizer_builds_without_network(monkeypatch):
 
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    assert gpt.get_tokenizer().encode("Hello, I am") == [15496, 11, 314, 716]
+    assert gpt.get_tokenizer().encode("Hello, I am") == HELLO_IDS
 
 
 def test_shipped_bpe_files_match_official_sha256():
-    bpe_dir = gpt.Path(gpt.__file__).parent / "data" / "gpt2-bpe"
     for name, sha in gpt.BPE_FILES.items():
-        assert hashlib.sha256((bpe_dir / name).read_bytes()).hexdigest() == sha
+        assert hashlib.sha256((BPE_DIR / name).read_bytes()).hexdigest() == sha
 
 
 def test_tokenizer_rejects_a_corrupted_file(tmp_path):
-    bpe_dir = gpt.Path(gpt.__file__).parent / "data" / "gpt2-bpe"
-    (tmp_path / "vocab.bpe").write_bytes((bpe_dir / "vocab.bpe").read_bytes()[:-10])
-    (tmp_path / "encoder.json").write_bytes((bpe_dir / "encoder.json").read_bytes())
+    (tmp_path / "vocab.bpe").write_bytes((BPE_DIR / "vocab.bpe").read_bytes()[:-10])
+    (tmp_path / "encoder.json").write_bytes((BPE_DIR / "encoder.json").read_bytes())
     with pytest.raises(ValueError, match="[Hh]ash mismatch"):
         gpt.get_tokenizer(tmp_path)
 
@@ -134,13 +133,13 @@ def test_eval_mode_is_deterministic_and_train_mode_is_not(tiny_model):
 def test_greedy_generation_reproduces_the_book(gpt2_small, tokenizer):
     idx = gpt.text_to_token_ids("Hello, I am", tokenizer)
     out = gpt.generate_text_simple(gpt2_small, idx, max_new_tokens=6, context_size=1024)
-    assert out[0].tolist() == BOOK_GREEDY_IDS
-    assert gpt.token_ids_to_text(out, tokenizer) == "Hello, I am Featureiman Byeswickattribute argue"
+    assert out[0].tolist() == BOOK_OUTPUT_IDS
+    assert gpt.token_ids_to_text(out, tokenizer) == BOOK_OUTPUT_TEXT
 
 
 def test_thread_count_does_not_change_results(gpt2_small):
     """Outputs must not depend on the machine: one thread and two give the same answer."""
-    idx = torch.tensor([BOOK_GREEDY_IDS[:4]])
+    idx = torch.tensor([BOOK_OUTPUT_IDS[:4]])
     threads = torch.get_num_threads()
     logits = []
     try:
@@ -165,7 +164,6 @@ def test_gpt2_small_parameter_counts(gpt2_small):
 @pytest.mark.parametrize(
     "name, total, tied",
     [
-        ("gpt2-small", 163_009_536, 124_412_160),
         ("gpt2-medium", 406_212_608, 354_749_440),
         ("gpt2-large", 838_220_800, 773_891_840),
         ("gpt2-xl", 1_637_792_000, 1_557_380_800),

@@ -14,7 +14,6 @@ import inspect
 import math
 import numbers
 import operator
-import textwrap
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -68,7 +67,8 @@ def _render(problems, exercise):
     for subject, field, diagnoses in problems:
         texts = [_say(code, **params) for code, params in diagnoses]
         if len(texts) > 1:  # a value that several mistakes produce
-            texts = [_say("several", n=len(texts))] + [f"({i}) {t}." for i, t in enumerate(texts, 1)]
+            texts = [_say("several", n=len(texts))] + [
+                _say("numbered", i=i, text=t) for i, t in enumerate(texts, 1)]
         lines.setdefault((field, " ".join(texts)), []).append(subject)
         codes += [code for code, _ in diagnoses if code not in codes]
     text = [_say("not_quite")] + [
@@ -138,8 +138,8 @@ class _Hint:
             text = _say("no_more_hints", exercise=self.exercise)
         else:
             text = _say("hint", n=n + 1, total=len(tiers), text=tiers[n])
-            text += " " + _say("hint_more") if n + 1 < len(tiers) else ""
-        print(textwrap.fill(text, width=88))
+            text += _say("hint_more") if n + 1 < len(tiers) else ""
+        print(text)
 
     def __repr__(self):  # shown if the parentheses are left out
         return _say("hint_repr", exercise=self.exercise)

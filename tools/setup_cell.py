@@ -1,0 +1,70 @@
+"""Keep every notebook's first code cell equal to the setup cell that CONTRIBUTING.md shows.
+
+    python tools/setup_cell.py          # list the notebooks whose first code cell differs (exit 1)
+    python tools/setup_cell.py --write  # make each notebook's first code cell that setup cell
+
+CONTRIBUTING.md ("Setup cell") is the one place the cell is written; change it there, then run
+`--write`. Only the source of each notebook's first code cell is rewritten.
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+GUIDE = ROOT / "CONTRIBUTING.md"
+FOLDERS = ("notebooks", "exercises", "solutions", "bonus")
+LABEL = "Setup cell"  # the line that introduces the cell's code block in CONTRIBUTING.md
+
+
+def canonical_cell(guide=GUIDE):
+    """The code block that follows the line starting with LABEL in CONTRIBUTING.md."""
+    lines = guide.read_text().splitlines()
+    label = next((i for i, line in enumerate(lines) if line.startswith(LABEL)), None)
+    if label is None:
+        raise ValueError(f"{guide.name} has no line starting with {LABEL!r}")
+    start = lines.index("```python", label) + 1
+    return "\n".join(lines[start : lines.index("```", start)])
+
+
+def notebooks(root=ROOT):
+    return sorted(path for folder in FOLDERS for path in (root / folder).glob("*.ipynb"))
+
+
+def first_code_cell(notebook):
+    return next(cell for cell in notebook.cells if cell.cell_type == "code")
+
+
+def differing(paths, cell_source):
+    """The notebooks among `paths` whose first code cell is not `cell_source`."""
+    return [
+        path
+        for path in paths
+        if first_code_cell(nbformat.read(path, as_version=4)).source != cell_source
+    ]
+
+
+def write(path, cell_source):
+    notebook = nbformat.read(path, as_version=4)
+    first_code_cell(notebook).source = cell_source
+    nbformat.write(notebook, path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite the cells that differ")
+    args = parser.parse_args()
+    cell_source = canonical_cell()
+    stale = differing(notebooks(), cell_source)
+    for path in stale:
+        if args.write:
+            write(path, cell_source)
+        print(f"{'rewrote' if args.write else 'differs'}: {path.relative_to(ROOT)}")
+    if stale and not args.write:
+        sys.exit("`python tools/setup_cell.py --write` gives them CONTRIBUTING.md's setup cell")
+
+
+if __name__ == "__main__":
+    main()

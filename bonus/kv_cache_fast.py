@@ -5,7 +5,7 @@
 
 kv_cache.py adds a cache to the chapter's modules and changes nothing else. This file computes
 the same thing with the optimizations below, each explained where it lives;
-`python bonus/benchmark.py` measures what each one buys.
+`python bonus/benchmark.py` compares the fast path with what streaming its weights allows.
 
 1. Weights laid out for one-token steps, once, when converting (`FastGPT`, `lay_out`).
 2. One cache tensor allocated up front and written in place (`new_cache`, `FastBlock.attend`).

@@ -527,3 +527,11 @@ def test_check_cells_show_only_the_feedback(path):
     assert check_cells
     for cell in check_cells:
         assert [o["output_type"] for o in cell["outputs"]] == ["stream"]
+
+
+def test_chinese_feedback_for_untouched_wrong_and_right_answers(monkeypatch):
+    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
+    checks.set_language("zh")
+    assert review_4_1(None, None).text.startswith("尚未作答")
+    assert review_4_1(FF, 12 * ATT).text.startswith("还不对")
+    assert review_4_1(FF, ATT).text.startswith("正确")

@@ -149,11 +149,12 @@ class GPTModel(nn.Module):
         self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
 
     def forward(self, in_idx):
-        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
+        num_tokens, vocab_size = in_idx.shape[-1], self.cfg["vocab_size"]
         outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # guard: ids with no embedding
-        if num_tokens > self.cfg["context_length"] or outside.numel():
-            raise ValueError(f"got {num_tokens} token ids (at most {self.cfg['context_length']}), "
-                             f"{outside.numel()} outside the vocabulary [0, {vocab_size - 1}]")
+        if in_idx.dim() != 2 or num_tokens > self.cfg["context_length"] or outside.numel():
+            raise ValueError(f"token ids of shape {tuple(in_idx.shape)}: need (batch, tokens) with "
+                             f"at most {self.cfg['context_length']} tokens; {outside.numel()} "
+                             f"outside the vocabulary [0, {vocab_size - 1}]")
         positions = torch.arange(num_tokens, device=in_idx.device)
         x = self.tok_emb(in_idx) + self.pos_emb(positions)  # (batch, tokens, emb_dim)
         x = self.drop_emb(x)
@@ -198,9 +199,12 @@ def parameter_breakdown(cfg):
 # ---- from notebooks/07_generating_text.ipynb ----
 def generate_text_simple(model, idx, max_new_tokens, context_size):
     """Greedy decoding: append the most likely next token, `max_new_tokens` times."""
-    if max_new_tokens < 0 or context_size < 1:  # guard: both would pass silently
-        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
-                         f"got {max_new_tokens} and {context_size}")
+    if not isinstance(idx, torch.Tensor):  # guard: e.g. the list that tokenizer.encode returns
+        raise TypeError(f"idx must be a tensor of token ids, got {type(idx).__name__}")
+    if idx.dim() != 2 or max_new_tokens < 0 or context_size < 1:  # guard: else silent or obscure
+        raise ValueError(f"need idx of shape (batch, tokens), max_new_tokens >= 0 and "
+                         f"context_size >= 1; got {tuple(idx.shape)}, {max_new_tokens} and "
+                         f"{context_size}")
     for _ in range(max_new_tokens):
         idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
         with torch.no_grad():

@@ -1,5 +1,5 @@
 """FLOPs: what PyTorch counts for a computation, what the chapter's GPT-2 costs per component,
-and this machine's float32 matmul ceiling.
+and how fast this machine does a float32 matmul.
 
     flops_breakdown(cfg, num_tokens)   # derived from the config, like gpt.parameter_breakdown
     counted_breakdown(model, in_idx)   # what FlopCounterMode counts on model(in_idx), same parts
@@ -58,7 +58,7 @@ def _seconds(fn, rounds):
 
 
 def matmul_flops_per_second(size=2048, rounds=5):
-    """FLOP/s of one float32 square matrix product: a practical ceiling for this CPU."""
+    """FLOP/s of one float32 square matrix product: a reference speed for this CPU."""
     a, b = torch.randn(2, size, size)
     return 2 * size**3 / _seconds(lambda: a @ b, rounds)
 

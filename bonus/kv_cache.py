@@ -119,11 +119,12 @@ class GPTModel(nn.Module):
             block.att.reset_cache()  # NEW
 
     def forward(self, in_idx, use_cache=False):  # NEW: use_cache
-        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
+        num_tokens, vocab_size = in_idx.shape[-1], self.cfg["vocab_size"]
         outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # guard: ids with no embedding
-        if num_tokens > self.cfg["context_length"] or outside.numel():
-            raise ValueError(f"got {num_tokens} token ids (at most {self.cfg['context_length']}), "
-                             f"{outside.numel()} outside the vocabulary [0, {vocab_size - 1}]")
+        if in_idx.dim() != 2 or num_tokens > self.cfg["context_length"] or outside.numel():
+            raise ValueError(f"token ids of shape {tuple(in_idx.shape)}: need (batch, tokens) with "
+                             f"at most {self.cfg['context_length']} tokens; {outside.numel()} "
+                             f"outside the vocabulary [0, {vocab_size - 1}]")
         start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
         end = start + num_tokens  # NEW
         if end > self.cfg["context_length"]:  # NEW: no position embedding beyond it
@@ -149,6 +150,16 @@ def from_gpt(model):
     return cached.train(model.training)
 
 
+def check_generation_args(idx, max_new_tokens, context_size):
+    """The guards of gpt.generate_text_simple, for the cached generators."""
+    if not isinstance(idx, torch.Tensor):
+        raise TypeError(f"idx must be a tensor of token ids, got {type(idx).__name__}")
+    if idx.dim() != 2 or max_new_tokens < 0 or context_size < 1:
+        raise ValueError(f"need idx of shape (batch, tokens), max_new_tokens >= 0 and "
+                         f"context_size >= 1; got {tuple(idx.shape)}, {max_new_tokens} and "
+                         f"{context_size}")
+
+
 def generate_text_cached(model, idx, max_new_tokens, context_size):
     """gpt.generate_text_simple with a KV cache: same arguments, same ids.
 
@@ -159,9 +170,7 @@ def generate_text_cached(model, idx, max_new_tokens, context_size):
             f"expected a bonus.kv_cache.GPTModel, got {type(model).__name__}"
             " (from_gpt(model) converts a gpt.GPTModel)"
         )
-    if max_new_tokens < 0 or context_size < 1:  # the guard of gpt.generate_text_simple
-        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
-                         f"got {max_new_tokens} and {context_size}")
+    check_generation_args(idx, max_new_tokens, context_size)
     model.reset_cache()
     feed = idx[:, -context_size:]  # the first step sees the whole window at once
     for _ in range(max_new_tokens):

@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import gpt
+from bonus.kv_cache import check_generation_args
 
 
 def by_column(weight):
@@ -160,9 +161,7 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
             f"expected a FastGPT, got {type(fast).__name__} (convert a gpt.GPTModel once"
             " with FastGPT(model), then reuse it)"
         )
-    if max_new_tokens < 0 or context_size < 1:  # the guard of gpt.generate_text_simple
-        raise ValueError(f"max_new_tokens must be >= 0 and context_size >= 1, "
-                         f"got {max_new_tokens} and {context_size}")
+    check_generation_args(idx, max_new_tokens, context_size)
     cfg = fast.cfg
     window = idx[:, -context_size:]
     # The longest window the model will see (the last new token is never fed back).

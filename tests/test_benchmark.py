@@ -21,7 +21,7 @@ def test_quick_run_prints_every_table_and_its_checks_hold(capsys):
     out = capsys.readouterr().out
     for row in ("(no cache)", "kv_cache.py", "kv_cache_fast.py", "Hugging Face generate",
                 "one-shot", "copy bandwidth", "kv_cache_fast's layout", "nn.Linear's layout",
-                "of its layout's floor", "prefill", "ceiling"):
+                "of its layout's floor", "prefill", "of matmul"):
         assert row in out
     assert "identical ids: True" in out
     assert "logits match within 1e-5: True" in out

@@ -27,7 +27,9 @@ def test_bad_config(cfg, message):
 @pytest.mark.parametrize(
     "idx, message",
     [
-        (torch.zeros(1, 17, dtype=torch.long), r"got 17 token ids \(at most 16\), 0 outside"),
+        (torch.zeros(1, 17, dtype=torch.long), r"shape \(1, 17\): need .* at most 16 tokens; 0 out"),
+        (torch.tensor([1, 2]), r"shape \(2,\): need \(batch, tokens\)"),  # no batch dimension
+        (torch.zeros(1, 1, 2, dtype=torch.long), r"shape \(1, 1, 2\): need \(batch, tokens\)"),
         (torch.tensor([[1, 50257]]), r"1 outside the vocabulary \[0, 50256\]"),
         (torch.tensor([[-1, -2, 3]]), r"2 outside the vocabulary"),
     ],
@@ -44,11 +46,12 @@ def test_the_longest_input_and_the_last_id_are_accepted(tiny_model):
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [
-        ({"max_new_tokens": -1}, ValueError, r"max_new_tokens must be >= 0.*got -1 and 16"),
-        ({"context_size": 0}, ValueError, r"context_size >= 1.*got 2 and 0"),
+        ({"max_new_tokens": -1}, ValueError, r"max_new_tokens >= 0.*got \(1, 2\), -1 and 16"),
+        ({"context_size": 0}, ValueError, r"context_size >= 1; got \(1, 2\), 2 and 0"),
+        ({"idx": torch.tensor([1, 2])}, ValueError, r"shape \(batch, tokens\).*got \(2,\), 2"),
         ({"max_new_tokens": 2.0}, TypeError, r"'float' object cannot be interpreted as an integer"),
         ({"context_size": 4.0}, TypeError, r"slice indices must be integers"),
-        ({"idx": [[1, 2]]}, TypeError, r"list indices must be integers"),
+        ({"idx": [[1, 2]]}, TypeError, r"idx must be a tensor of token ids, got list"),
         ({"idx": torch.tensor([[1, 99999]])}, ValueError, r"1 outside the vocabulary"),
     ],
 )

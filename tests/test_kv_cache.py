@@ -133,6 +133,7 @@ def test_fast_conversion_leaves_the_model_untouched(tiny_model):
         (torch.tensor([HELLO]), 2, 0),  # context_size not positive
         (torch.tensor([HELLO]), 2, 4.0),
         (HELLO, 2, 16),  # not a tensor
+        (torch.tensor(HELLO), 2, 16),  # no batch dimension
         (torch.tensor([[1, 2, 50257]]), 2, 16),  # outside the vocabulary
         (torch.tensor([[-1, 2]]), 2, 16),
         (torch.tensor([HELLO * 5]), 2, 20),  # prompt longer than context_length (16)
@@ -149,7 +150,7 @@ def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_siz
 
 def test_window_longer_than_context_length_errors(tiny_model):
     idx = torch.tensor([HELLO])
-    with pytest.raises(ValueError, match=r"at most 16\)"):
+    with pytest.raises(ValueError, match=r"at most 16 tokens"):
         gpt.generate_text_simple(tiny_model, idx, 20, 100)  # fails after 13 new tokens
     with pytest.raises(ValueError, match="context_length"):
         readable_generate(tiny_model, idx, 20, 100)  # the same, when the cache is full

@@ -3,10 +3,11 @@
     python tools/measure_suite.py            # runs `pytest -q`
     python tools/measure_suite.py -- -k gpt  # extra arguments go to pytest
 
-Memory is sampled every 50 ms over pytest and all its descendants (xdist workers, notebook
-kernels, subprocesses). Two sums are printed: RSS counts shared library pages once per process
-(an upper bound); PSS splits shared pages between the processes that map them (the machine's
-actual use).
+Memory is sampled every SAMPLE_SECONDS over pytest and all its descendants (xdist workers,
+notebook kernels, subprocesses). Reading PSS is costly: sampling every 50 ms took about 25 s of
+CPU over the run, which on 2 cores lengthened the very wall time being measured. Two sums are
+printed: RSS counts shared library pages once per process (an upper bound); PSS splits shared
+pages between the processes that map them (the machine's actual use).
 """
 
 import subprocess
@@ -14,6 +15,8 @@ import sys
 import time
 
 import psutil
+
+SAMPLE_SECONDS = 0.5  # long-lived processes hold the peak, so it is not missed
 
 
 def tree_memory(root):
@@ -38,7 +41,7 @@ def main():
     while pytest.poll() is None:
         rss, pss = tree_memory(root)
         peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
-        time.sleep(0.05)
+        time.sleep(SAMPLE_SECONDS)
     wall = time.perf_counter() - start
     print(f"\nsuite wall time: {wall:.1f} s")
     print(f"peak memory, all processes: {peak_pss / 2**30:.2f} GiB PSS, {peak_rss / 2**30:.2f} GiB RSS")

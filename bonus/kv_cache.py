@@ -21,7 +21,13 @@ import torch
 import torch.nn as nn
 
 import gpt
-from gpt import GPT_CONFIG_124M, FeedForward, LayerNorm
+from gpt import (
+    FeedForward,
+    LayerNorm,
+    check_config,
+    check_generation_args,
+    check_num_tokens,
+)
 
 
 class MultiHeadAttention(nn.Module):
@@ -97,14 +103,9 @@ class TransformerBlock(nn.Module):
 
 
 class GPTModel(nn.Module):
-    """GPT-2: token + position embeddings, a stack of transformer blocks, a linear head."""
-
     def __init__(self, cfg):
         super().__init__()
-        if set(cfg) != set(GPT_CONFIG_124M):  # guard: a misspelled key would be ignored
-            raise ValueError(f"config keys must be those of GPT_CONFIG_124M; these differ: "
-                             f"{sorted(set(cfg) ^ set(GPT_CONFIG_124M))}")
-        self.cfg = dict(cfg)
+        self.cfg = check_config(cfg)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])
@@ -119,25 +120,21 @@ class GPTModel(nn.Module):
             block.att.reset_cache()  # NEW
 
     def forward(self, in_idx, use_cache=False):  # NEW: use_cache
-        num_tokens, vocab_size = in_idx.shape[-1], self.cfg["vocab_size"]
-        outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # guard: ids with no embedding
-        if in_idx.dim() != 2 or num_tokens > self.cfg["context_length"] or outside.numel():
-            raise ValueError(f"token ids of shape {tuple(in_idx.shape)}: need (batch, tokens) with "
-                             f"at most {self.cfg['context_length']} tokens; {outside.numel()} "
-                             f"outside the vocabulary [0, {vocab_size - 1}]")
+        batch_size, seq_len = in_idx.shape
         start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
-        end = start + num_tokens  # NEW
-        if end > self.cfg["context_length"]:  # NEW: no position embedding beyond it
-            raise ValueError(f"the cache would hold {end} positions, over context_length")  # NEW
-        positions = torch.arange(start, end, device=in_idx.device)  # NEW: start, end
-        x = self.tok_emb(in_idx) + self.pos_emb(positions)  # (batch, tokens, emb_dim)
+        check_num_tokens(start + seq_len, self.cfg["context_length"])  # NEW: cached ones count
+        tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
+        positions = torch.arange(start, start + seq_len, device=in_idx.device)  # NEW: from start
+        pos_embeds = self.pos_emb(positions)  # NEW: the positions above
+        x = tok_embeds + pos_embeds  # broadcast over the batch
         x = self.drop_emb(x)
         for block in self.trf_blocks:  # NEW: nn.Sequential cannot pass use_cache on
             x = block(x, use_cache)  # NEW
         if use_cache:  # NEW
-            self.current_pos = end  # NEW
+            self.current_pos = start + seq_len  # NEW
         x = self.final_norm(x)
-        return self.out_head(x)  # logits: (batch, tokens, vocab_size)
+        logits = self.out_head(x)  # (batch, num_tokens, vocab_size)
+        return logits
 
 
 def from_gpt(model):
@@ -150,16 +147,6 @@ def from_gpt(model):
     return cached.train(model.training)
 
 
-def check_generation_args(idx, max_new_tokens, context_size):
-    """The guards of gpt.generate_text_simple, for the cached generators."""
-    if not isinstance(idx, torch.Tensor):
-        raise TypeError(f"idx must be a tensor of token ids, got {type(idx).__name__}")
-    if idx.dim() != 2 or max_new_tokens < 0 or context_size < 1:
-        raise ValueError(f"need idx of shape (batch, tokens), max_new_tokens >= 0 and "
-                         f"context_size >= 1; got {tuple(idx.shape)}, {max_new_tokens} and "
-                         f"{context_size}")
-
-
 def generate_text_cached(model, idx, max_new_tokens, context_size):
     """gpt.generate_text_simple with a KV cache: same arguments, same ids.
 
@@ -170,7 +157,7 @@ def generate_text_cached(model, idx, max_new_tokens, context_size):
             f"expected a bonus.kv_cache.GPTModel, got {type(model).__name__}"
             " (from_gpt(model) converts a gpt.GPTModel)"
         )
-    check_generation_args(idx, max_new_tokens, context_size)
+    check_generation_args(model, idx, max_new_tokens, context_size)
     model.reset_cache()
     feed = idx[:, -context_size:]  # the first step sees the whole window at once
     for _ in range(max_new_tokens):

@@ -22,7 +22,6 @@ import torch
 import torch.nn.functional as F
 
 import gpt
-from bonus.kv_cache import check_generation_args
 
 
 def by_column(weight):
@@ -132,11 +131,7 @@ class FastGPT:
         tokens at their positions and attends over all positions cached so far. The input is
         either a sequence from position 0 (a "prefill") or a single token.
         """
-        num_tokens, vocab_size = in_idx.shape[1], self.cfg["vocab_size"]
-        outside = in_idx[(in_idx < 0) | (in_idx >= vocab_size)]  # gpt.GPTModel's guard
-        if outside.numel():
-            raise ValueError(f"{outside.numel()} token ids outside the vocabulary "
-                             f"[0, {vocab_size - 1}]")
+        num_tokens = in_idx.shape[1]
         end = start_pos + num_tokens
         if num_tokens > 1 and start_pos:
             raise ValueError("several tokens at once must start at position 0")
@@ -161,7 +156,7 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
             f"expected a FastGPT, got {type(fast).__name__} (convert a gpt.GPTModel once"
             " with FastGPT(model), then reuse it)"
         )
-    check_generation_args(idx, max_new_tokens, context_size)
+    gpt.check_generation_args(fast, idx, max_new_tokens, context_size)
     cfg = fast.cfg
     window = idx[:, -context_size:]
     # The longest window the model will see (the last new token is never fed back).

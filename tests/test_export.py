@@ -1,5 +1,7 @@
 """gpt.py never drifts from the notebooks: it must be exactly what tools/export.py renders."""
 
+import ast
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
@@ -48,3 +50,65 @@ def test_a_hand_edit_of_gpt_py_is_detected(tmp_path, monkeypatch):
         assert "out of sync" in str(exit.code) and "added_by_hand" in str(exit.code)
     else:
         raise AssertionError("--check accepted a hand-edited gpt.py")
+
+
+# ---- no chapter notebook uses a name that only a later notebook defines ---------------------
+
+
+def defined_names(source):
+    """The top-level names an export cell defines (functions, classes, assignments)."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def names_used(notebook_path):
+    """Names the notebook's code reads, `gpt.X` and `from gpt import X` included."""
+    used = set()
+    for cell in nbformat.read(notebook_path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        code = "\n".join(line for line in cell.source.splitlines()
+                         if not line.lstrip().startswith(("%", "!")))  # IPython magics
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                used.add(node.id)
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id == "gpt"):
+                used.add(node.attr)
+            elif isinstance(node, ast.ImportFrom) and node.module == "gpt":
+                used |= {alias.name for alias in node.names}
+    return used
+
+
+def later_names_used(folder):
+    """{notebook: names it uses that only a later notebook's export cells define}."""
+    notebooks = sorted(folder.glob("*.ipynb"))
+    defined = [set().union(*map(defined_names, export.export_cells(p))) for p in notebooks]
+    found = {}
+    for i, path in enumerate(notebooks):
+        later = set().union(*defined[i + 1 :]) - set().union(*defined[: i + 1])
+        if names_used(path) & later:
+            found[path.name] = sorted(names_used(path) & later)
+    return found
+
+
+def test_no_chapter_notebook_uses_a_name_defined_later():
+    assert later_names_used(export.NOTEBOOKS) == {}
+
+
+def test_a_forward_reference_is_found(tmp_path):
+    cells = {
+        "01_a.ipynb": [new_code_cell("import gpt\n%matplotlib inline\nprint(gpt.helper.__doc__)")],
+        "02_b.ipynb": [new_code_cell("#| export\ndef helper():\n    pass"),
+                       new_code_cell("from gpt import LATER\nhelper()")],
+        "03_c.ipynb": [new_code_cell("#| export\nLATER = 1")],
+    }
+    for name, notebook_cells in cells.items():
+        nbformat.write(new_notebook(cells=notebook_cells), tmp_path / name)
+    assert later_names_used(tmp_path) == {"01_a.ipynb": ["helper"], "02_b.ipynb": ["LATER"]}

@@ -1,12 +1,15 @@
 """Unit tests for gpt.py: each component against a reference, then the whole model."""
 
 import hashlib
+import json
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
 import gpt
 from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
@@ -49,16 +52,73 @@ def test_shipped_bpe_files_match_official_sha256():
         assert hashlib.sha256((BPE_DIR / name).read_bytes()).hexdigest() == sha
 
 
-def test_tokenizer_rejects_a_corrupted_file(tmp_path):
+def copy_bpe_files(folder):
+    for name in gpt.BPE_FILES:
+        (folder / name).write_bytes((BPE_DIR / name).read_bytes())
+    return folder
+
+
+def swap_two_ids(encoder_json):
+    """encoder.json with the ids of " effort" and " moves" swapped: valid JSON, other ids."""
+    encoder = json.loads(encoder_json.read_text())
+    encoder["Ġeffort"], encoder["Ġmoves"] = encoder["Ġmoves"], encoder["Ġeffort"]
+    encoder_json.write_text(json.dumps(encoder))
+
+
+def test_tokenizer_rejects_a_truncated_file(tmp_path):
+    copy_bpe_files(tmp_path)
     (tmp_path / "vocab.bpe").write_bytes((BPE_DIR / "vocab.bpe").read_bytes()[:-10])
-    (tmp_path / "encoder.json").write_bytes((BPE_DIR / "encoder.json").read_bytes())
-    with pytest.raises(ValueError, match="[Hh]ash mismatch"):
+    with pytest.raises(ValueError, match=r"vocab.bpe is damaged or edited"):
         gpt.get_tokenizer(tmp_path)
+
+
+@pytest.mark.parametrize("cache_dir", [None, ""])  # tiktoken's default cache; caching disabled
+def test_a_file_edited_after_a_good_load_is_refused(tmp_path, monkeypatch, cache_dir):
+    if cache_dir is None:
+        monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    else:
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", cache_dir)
+    folder = copy_bpe_files(tmp_path)
+    assert gpt.get_tokenizer(folder).encode(" moves") == [6100]
+    swap_two_ids(folder / "encoder.json")
+    with pytest.raises(ValueError, match=r"encoder.json is damaged or edited"):
+        gpt.get_tokenizer(folder)
+
+
+def test_tokenizer_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where tiktoken would cache
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    (tmp_path / "bpe").mkdir()
+    folder = copy_bpe_files(tmp_path / "bpe")
+    before = {p: p.stat().st_mtime_ns for p in folder.iterdir()}
+    gpt.get_tokenizer(folder)
+    assert list(temp.iterdir()) == []
+    assert {p: p.stat().st_mtime_ns for p in folder.iterdir()} == before
+
+
+def test_merges_that_disagree_with_the_ids_are_refused():
+    vocab_bpe = (BPE_DIR / "vocab.bpe").read_bytes()
+    encoder_json = json.loads((BPE_DIR / "encoder.json").read_bytes())
+    encoder_json["Ġeffort"], encoder_json["Ġmoves"] = encoder_json["Ġmoves"], encoder_json["Ġeffort"]
+    with pytest.raises(ValueError, match="disagree"):
+        gpt.gpt2_bpe_ranks(vocab_bpe, json.dumps(encoder_json).encode())
 
 
 def test_tokenizer_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="vocab.bpe"):
         gpt.get_tokenizer(tmp_path)
+
+
+def test_ranks_equal_tiktokens_own_loader(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader, without its cache
+    expected = data_gym_to_mergeable_bpe_ranks(str(BPE_DIR / "vocab.bpe"),
+                                               str(BPE_DIR / "encoder.json"))
+    ours = gpt.gpt2_bpe_ranks(*(f.read_bytes() for f in (BPE_DIR / "vocab.bpe",
+                                                         BPE_DIR / "encoder.json")))
+    assert ours == expected
 
 
 # ---- components ------------------------------------------------------------------------

@@ -150,7 +150,7 @@ def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_siz
 
 def test_window_longer_than_context_length_errors(tiny_model):
     idx = torch.tensor([HELLO])
-    with pytest.raises(ValueError, match=r"at most 16 tokens"):
+    with pytest.raises(ValueError, match=r"17 tokens, but the model's context_length is 16"):
         gpt.generate_text_simple(tiny_model, idx, 20, 100)  # fails after 13 new tokens
     with pytest.raises(ValueError, match="context_length"):
         readable_generate(tiny_model, idx, 20, 100)  # the same, when the cache is full

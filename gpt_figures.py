@@ -607,3 +607,129 @@ def draw_tokens(tokenizer, texts, title):
             x += box_w + 0.075
         ax.text(left - 0.12, y, repr(text), ha="right", va="center", fontsize=9)
     return fig
+
+
+# ---- Attention heads: how MultiHeadAttention.forward splits each token vector.
+
+HEAD_COLORS = plt.get_cmap("Set3").colors  # 12 colours: one per head of GPT-2 small
+
+
+def head_split_steps(attention, x):
+    """Run `attention` on `x` and record how its `forward` splits the queries into heads.
+
+    A hook replaces W_query's output by the position of each of its entries (0, 1, 2, ...), so
+    the tensors made from it on the queries' line of `forward` show where every entry goes.
+    Returns (call, tensor) pairs in running order: ("W_query(x)", positions), then each call on
+    that line, e.g. ("view(2, 4, 12, 64)", result), with the results as integer positions.
+    """
+    if not isinstance(getattr(attention, "W_query", None), torch.nn.Linear):
+        raise TypeError(f"expected a MultiHeadAttention, got {type(attention).__name__}")
+    code = type(attention).forward.__code__
+    steps, made, line = [], set(), []  # made: ids of the tensors derived from the positions
+
+    def number_entries(module, args, output):
+        positions = torch.arange(output.numel(), dtype=output.dtype).view(output.shape)
+        steps.append(("W_query(x)", positions))
+        made.add(id(positions))
+        return positions
+
+    class SplitRecorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            result = func(*args, **(kwargs or {}))
+            caller = sys._getframe(1)  # only calls written in forward itself
+            if (caller.f_code is code and args and id(args[0]) in made
+                    and caller.f_lineno in (line or [caller.f_lineno])):
+                line[:] = [caller.f_lineno]  # later lines use the queries: not the split
+                steps.append((f"{func.__name__}({', '.join(map(repr, args[1:]))})", result))
+                made.add(id(result))
+            return result
+
+    hook = attention.W_query.register_forward_hook(number_entries)
+    try:
+        with torch.random.fork_rng(devices=[]), torch.no_grad(), SplitRecorder():
+            attention(x)
+    finally:
+        hook.remove()
+    return [(call, tensor.long()) for call, tensor in steps]
+
+
+def _head_blocks(positions, num_tokens, d_out, head_dim):
+    """(token, head) of each block of `head_dim` entries along the last axis, or None if mixed.
+
+    A block belongs to head h of token t when it holds that token's features h * head_dim to
+    (h + 1) * head_dim - 1, in order.
+    """
+    blocks = positions.reshape(-1, head_dim)
+    token, feature = blocks // d_out % num_tokens, blocks % d_out
+    whole = ((token == token[:, :1]).all(dim=1)
+             & (feature == feature[:, :1] + torch.arange(head_dim)).all(dim=1)
+             & (feature[:, 0] % head_dim == 0))
+    return [(t, f // head_dim) if ok else None
+            for t, f, ok in zip(token[:, 0].tolist(), feature[:, 0].tolist(), whole.tolist())]
+
+
+def _caption(cells):
+    """("token", t) or ("head", h) when all `cells` share that token or head, else None."""
+    for index, kind in enumerate(("token", "head")):
+        if all(cells) and len({cell[index] for cell in cells}) == 1:
+            return kind, cells[0][index]
+    return None
+
+
+def draw_head_split(attention, x):
+    """Draw how `attention.forward` splits the queries into heads, for the first sequence of `x`.
+
+    The steps come from a real run (see `head_split_steps`): W_query's output, then each call
+    of the split with the shape it gave. In every step, axis 1 runs down the rows. A cell
+    stands for `head_dim` entries of one token, coloured by the head its features belong to and
+    labelled "t<token>·h<head>". Returns the figure; end the cell with `plt.show()`.
+    """
+    steps = head_split_steps(attention, x)
+    b, num_tokens, d_out = steps[0][1].shape
+    head_dim = steps[-1][1].shape[-1]
+    cell_w, cell_h, row_h, left = 0.5, 0.22, 0.3, 0.85
+    panels = []  # (heading, rows of (token, head) cells)
+    for i, (call, tensor) in enumerate(steps):
+        first = tensor[0].reshape(tensor.shape[1], -1)  # sequence 0: one row per index of axis 1
+        rows = [_head_blocks(row, num_tokens, d_out, head_dim) for row in first]
+        kinds = {caption[0] if caption else "mixed" for caption in map(_caption, rows)}
+        axis = f"rows: {kinds.pop()}s" if len(kinds) == 1 else "rows: mixed"
+        panels.append((f"{'.' if i else ''}{call}: {list(tensor.shape)}    {axis}", rows))
+    heights = [0.6 + len(rows) * row_h for _, rows in panels]
+    grid_w = [len(rows[0]) * (cell_w + 0.08) for _, rows in panels]
+    width = left + max(*grid_w, grid_w[-1] + 2.6)  # room for the note beside the last step
+    fig, ax = canvas(width, sum(heights) + 0.3, f"Splitting the queries of sequence 0 (of {b}) "
+                     f"into heads of {head_dim} features")
+    top = 0.0
+    for i, ((heading, rows), height) in enumerate(zip(panels, heights)):
+        ax.text(0.1, top - 0.22, heading, fontsize=9, family="monospace", va="center")
+        gap = 0.08 if i else 0.0  # W_query's output: one unbroken vector per token
+        for r, cells in enumerate(rows):
+            y = top - 0.55 - r * row_h
+            for c, cell in enumerate(cells):
+                x0 = left + c * (cell_w + gap)
+                face = HEAD_COLORS[cell[1] % len(HEAD_COLORS)] if cell else "white"
+                ax.add_patch(Rectangle((x0, y - cell_h), cell_w, cell_h, facecolor=face,
+                                       edgecolor=PATH_COLOR, hatch=None if cell else "///",
+                                       gid="head cell"))
+                ax.text(x0 + cell_w / 2, y - cell_h / 2,
+                        f"t{cell[0]}·h{cell[1]}" if cell else "mixed",
+                        ha="center", va="center", fontsize=6.5)
+            caption = _caption(cells)
+            ax.text(left - 0.1, y - cell_h / 2, f"{caption[0]} {caption[1]}" if caption else "",
+                    ha="right", va="center", fontsize=7.5, color=SHAPE_COLOR)
+        if i == 0:  # the features in each column
+            for c in range(len(rows[0])):
+                ax.text(left + (c + 0.5) * cell_w, top - 0.5,
+                        f"{c * head_dim}–{(c + 1) * head_dim - 1}", ha="center", va="bottom",
+                        fontsize=6, color=SHAPE_COLOR)
+        if i == len(panels) - 1 and heading.endswith("rows: heads"):
+            ax.text(left + grid_w[-1] + 0.25, top - 0.55 - len(rows) * row_h / 2,
+                    f"each row: one head's [{len(rows[0])}, {head_dim}] matrix\n"
+                    f"({len(rows[0])} tokens × {head_dim} features),\n"
+                    "the input of that head's attention", fontsize=8, va="center")
+        top -= height
+    ax.text(0.1, top - 0.05, f"each cell: {head_dim} features of one token "
+            f"(t = its token, h = the head those features belong to)", fontsize=8,
+            color=SHAPE_COLOR, va="top")
+    return fig

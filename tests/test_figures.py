@@ -40,7 +40,7 @@ def colors(fig, gid):
     return [patch.get_facecolor() for patch in fig.axes[0].patches if patch.get_gid() == gid]
 
 
-class ToyDeepNetwork(nn.Module):
+class ExampleDeepNeuralNetwork(nn.Module):
     """The toy network of notebooks/04_shortcut_connections.ipynb."""
 
     def __init__(self, layer_sizes, use_shortcut):
@@ -106,8 +106,8 @@ def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_
     steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"))
     assert [(step.label, step.shape) for step in steps] == [
         ("in_idx (input)", [2, 4]),
-        ("positions 0..3", [4]),
         ("tok_emb: Embedding", [2, 4, 768]),
+        ("positions 0..3", [4]),
         ("pos_emb: Embedding", [4, 768]),
         ("+", [2, 4, 768]),
         ("drop_emb: Dropout", [2, 4, 768]),
@@ -153,7 +153,7 @@ def test_a_run_of_one_block_is_not_called_a_run(tiny_model):
 
 
 def test_toy_network_layers_can_be_numbered_from_one():
-    network = ToyDeepNetwork([3, 3, 3, 3, 3, 1], use_shortcut=True)
+    network = ExampleDeepNeuralNetwork([3, 3, 3, 3, 3, 1], use_shortcut=True)
     names = {f"layers.{i}": f"layer {i + 1}" for i in range(5)}
     steps = gpt_figures.trace_steps(network, torch.tensor([[1.0, 0.0, -1.0]]), names=names)
     layers = [step.label for step in steps if step.label not in ("+", "x (input)")]
@@ -280,6 +280,51 @@ def test_roadmap_reads_titles_and_exports_and_highlights_the_current_one(tmp_pat
         gpt_figures.draw_roadmap("4.3", tmp_path)
 
 
+class ViewOnlyAttention(gpt.MultiHeadAttention):
+    """The classic bug: view straight to (b, num_heads, num_tokens, head_dim), no transpose."""
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        return self.W_query(x).view(b, self.num_heads, num_tokens, self.head_dim)
+
+
+def test_head_split_gives_each_head_its_block_of_every_token():
+    torch.manual_seed(123)
+    attention = gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.1,
+                                       num_heads=4)  # training mode: dropout draws numbers
+    x = torch.rand(2, 3, 24)
+    state = torch.get_rng_state()
+    steps = gpt_figures.head_split_steps(attention, x)
+    assert torch.equal(torch.get_rng_state(), state)
+    assert [(call, list(t.shape)) for call, t in steps] == [
+        ("W_query(x)", [2, 3, 24]), ("view(2, 3, 4, 6)", [2, 3, 4, 6]),
+        ("transpose(1, 2)", [2, 4, 3, 6])]
+    positions, split = steps[0][1], steps[-1][1]
+    # Head h of token t: that token's features 6h .. 6h + 5.
+    assert torch.equal(split, torch.stack(positions.split(6, dim=-1), dim=1))
+
+    fig = gpt_figures.draw_head_split(attention, x)
+    assert ".transpose(1, 2): [2, 4, 3, 6]    rows: heads" in texts(fig)
+    assert "view(2, 3, 4, 6): [2, 3, 4, 6]    rows: tokens" in " ".join(texts(fig))
+    # The last step's rows, one per head: its colour, and its block of tokens 0, 1, 2.
+    assert colors(fig, "head cell")[-12:] == [to_rgba(gpt_figures.HEAD_COLORS[h])
+                                               for h in range(4) for _ in range(3)]
+    cells = [text for text in texts(fig) if "·" in text]
+    assert cells[-12:] == [f"t{t}·h{h}" for h in range(4) for t in range(3)]
+    assert {f"head {h}" for h in range(4)} <= set(texts(fig))
+
+
+def test_head_split_picture_shows_a_split_without_transpose_mixing_tokens():
+    torch.manual_seed(123)
+    attention = ViewOnlyAttention(d_in=24, d_out=24, context_length=8, dropout=0.0, num_heads=4)
+    fig = gpt_figures.draw_head_split(attention, torch.rand(2, 3, 24))
+    assert "view(2, 4, 3, 6): [2, 4, 3, 6]    rows: mixed" in " ".join(texts(fig))
+    # "Head" 0 gets token 0's first three blocks: three colours, one token.
+    assert colors(fig, "head cell")[-12:-9] == [to_rgba(gpt_figures.HEAD_COLORS[h])
+                                                 for h in range(3)]
+    assert [text for text in texts(fig) if "·" in text][-12:-9] == ["t0·h0", "t0·h1", "t0·h2"]
+
+
 def test_bad_arguments_get_clear_errors(tiny_model):
     with pytest.raises(ValueError, match="'trf_block.0'"):  # a typo would open nothing
         gpt_figures.draw_module(tiny_model, BATCH, "t", expand=("trf_block.0",))
@@ -289,6 +334,8 @@ def test_bad_arguments_get_clear_errors(tiny_model):
         gpt_figures.draw_feedforward(nn.Linear(3, 3), torch.ones(1, 3))
     with pytest.raises(ValueError, match=r"\[4\]"):
         gpt_figures.draw_reductions([torch.ones(4)])
+    with pytest.raises(TypeError):
+        gpt_figures.draw_head_split(nn.Linear(3, 3), torch.ones(1, 2, 3))
     with pytest.raises(TypeError):
         gpt_figures.draw_generation_loop(lambda ids: ids, BATCH[:1], context_size=4)
     with pytest.raises(FileNotFoundError):

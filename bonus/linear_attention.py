@@ -13,11 +13,22 @@ rules, chosen by which of beta and alpha are given (o_t = S_t q_t in all three):
 - Gated DeltaNet (beta and alpha): the delta rule applied to alpha_t S_{t-1}, a decayed state
   (Yang, Kautz, Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule", ICLR 2025).
 
+Causal linear attention weighs v_i by the raw q_t . k_i, which may be negative and need not sum
+to 1 over i. The normalised form of Katharopoulos et al. (2020), "Transformers are RNNs: Fast
+Autoregressive Transformers with Linear Attention", makes the weights positive and sum to 1:
+
+    out = normalized_parallel_form(q, k, v)                        # every position at once
+    out, (state, normalizer) = normalized_recurrent_form(q, k, v)  # one token at a time
+
+o_t = S_t phi(q_t) / (z_t . phi(q_t)), S_t = S_{t-1} + v_t phi(k_t)^T, z_t = z_{t-1} + phi(k_t),
+with the positive feature map phi(x) = elu(x) + 1.
+
 The notebook bonus/06_linear_attention.ipynb derives the parallel form and compares the state
 with softmax attention's KV cache.
 """
 
 import torch
+import torch.nn.functional as F
 
 
 def _check_inputs(q, k, v, beta, alpha):
@@ -29,7 +40,7 @@ def _check_inputs(q, k, v, beta, alpha):
     if q.dim() < 2 or q.shape != k.shape:
         raise ValueError(f"q and k must have the same shape (..., tokens, d_k), got "
                          f"{list(q.shape)} and {list(k.shape)}")
-    if v.shape[:-1] != q.shape[:-1]:
+    if v is not None and v.shape[:-1] != q.shape[:-1]:
         raise ValueError(f"v must be (..., tokens, d_v) like q, got {list(v.shape)}")
     for name in ("beta", "alpha"):
         if named[name] is not None and named[name].shape != q.shape[:-1]:
@@ -96,6 +107,47 @@ def parallel_form(q, k, v, beta=None, alpha=None):
         writes = torch.linalg.solve_triangular(system, beta.unsqueeze(-1) * v, upper=False,
                                                unitriangular=True)
     return ((q @ k.transpose(-2, -1)) * decay) @ writes
+
+
+def elu_feature_map(x):
+    """phi(x) = elu(x) + 1, element-wise: x + 1 for x > 0, e^x otherwise; always positive
+    (in float32, e^x - 1 + 1 rounds to 0 below about x = -17)."""
+    return F.elu(x) + 1
+
+
+def normalized_weights(q, k):
+    """The (..., tokens, tokens) weights of normalised causal linear attention: row t holds
+    phi(q_t) . phi(k_i) divided by its sum over i <= t, and 0 for i > t."""
+    _check_inputs(q, k, None, None, None)
+    num_tokens = q.shape[-2]
+    causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
+    scores = (elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)) * causal
+    return scores / scores.sum(dim=-1, keepdim=True)
+
+
+def normalized_parallel_form(q, k, v):
+    """Katharopoulos et al.'s normalised causal linear attention, all positions at once."""
+    _check_inputs(q, k, v, None, None)
+    return normalized_weights(q, k) @ v
+
+
+def normalized_recurrent_form(q, k, v):
+    """The same numbers one token at a time, from a zero state S (..., d_v, d_k) and a zero
+    normaliser z (..., d_k); returns (outputs, (final state, final normaliser)).
+
+    The numerator S_t phi(q_t) is recurrent_step's linear attention on phi(q), phi(k); z_t adds
+    up phi(k_i), so z_t . phi(q_t) is the sum of the weights before normalising.
+    """
+    _check_inputs(q, k, v, None, None)
+    phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
+    state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
+    normalizer = q.new_zeros(*k.shape[:-2], k.shape[-1])
+    outputs = []
+    for t in range(q.shape[-2]):
+        state, numerator = recurrent_step(state, phi_q[..., t, :], phi_k[..., t, :], v[..., t, :])
+        normalizer = normalizer + phi_k[..., t, :]
+        outputs.append(numerator / (normalizer * phi_q[..., t, :]).sum(dim=-1, keepdim=True))
+    return torch.stack(outputs, dim=-2), (state, normalizer)
 
 
 def kv_cache_costs(cfg, num_keys):

@@ -2,14 +2,20 @@
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 import gpt
+from bonus import kv_cache
 from bonus.flops import (
     COMPONENTS,
+    causal_scores_flops,
+    chinchilla_forward_flops,
     counted_breakdown,
     counted_flops,
     counted_flops_by_op,
+    counted_training_flops,
     flops_breakdown,
+    kaplan_forward_flops,
 )
 from tests.helpers import TINY_CONFIG
 
@@ -54,6 +60,57 @@ def test_scores_and_mixing_grow_with_the_square_of_the_context():
     assert double["feed-forward"] == 2 * one["feed-forward"]
 
 
+def test_causal_count_is_what_cached_generation_runs_token_by_token():
+    """Feeding 16 tokens one at a time through bonus/kv_cache.py's model runs each position's
+    scores and weighted sum over itself and the earlier positions only (the bmm products)."""
+    torch.manual_seed(123)
+    model = kv_cache.GPTModel(TINY_CONFIG).eval()
+    ids = torch.randint(0, TINY_CONFIG["vocab_size"], (1, 16))
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        for t in range(16):
+            model(ids[:, t:t + 1], use_cache=True)
+    scores = counter.get_flop_counts()["Global"][torch.ops.aten.bmm]
+    assert scores == causal_scores_flops(TINY_CONFIG, 16)
+    dense = flops_breakdown(TINY_CONFIG, 16)["attention scores and mixing"]
+    assert 2 * 16 * scores == (16 + 1) * dense  # a fraction (T + 1) / 2T of the full count
+
+
+@pytest.mark.parametrize("name", list(gpt.GPT2_SIZES))
+def test_kaplan_is_blocks_plus_half_our_scores(name):
+    """Table 1's 2N is the blocks' weight matrices, counted on the model; its attention term is
+    half the chapter's full T x T count; the output head is not in it."""
+    cfg = gpt.gpt2_config(name)
+    with torch.device("meta"):
+        model = gpt.GPTModel(cfg)
+    block_matrices = sum(p.numel() for p in model.trf_blocks.parameters() if p.dim() == 2)
+    parts = flops_breakdown(cfg, 1024)
+    kaplan = kaplan_forward_flops(cfg, 1024)
+    assert 2 * block_matrices * 1024 == parts["attention projections"] + parts["feed-forward"]
+    assert (kaplan - 2 * block_matrices) * 2 * 1024 == parts["attention scores and mixing"]
+
+
+@pytest.mark.parametrize("name", list(gpt.GPT2_SIZES))
+def test_chinchilla_adds_embedding_product_and_softmax(name):
+    cfg = gpt.gpt2_config(name)
+    t, d, v, heads, layers = 1024, cfg["emb_dim"], cfg["vocab_size"], cfg["n_heads"], cfg["n_layers"]
+    ours = sum(flops_breakdown(cfg, t).values())
+    assert chinchilla_forward_flops(cfg, t) == ours + 2 * t * v * d + layers * 3 * heads * t * t
+
+
+def test_backward_counts_twice_the_forward():
+    """Each product's backward is two products of its size (gradients of its input and of its
+    weights); the loss adds nothing. A batch of two, dropout on, as in training."""
+    torch.manual_seed(123)
+    model = gpt.GPTModel(TINY_CONFIG).train()
+    ids = torch.randint(0, TINY_CONFIG["vocab_size"], (2, 16))
+    counted = counted_training_flops(model, ids, ids.roll(-1, dims=1))
+    assert counted["forward"] == 2 * sum(flops_breakdown(TINY_CONFIG, 16).values())
+    assert counted["backward"] == 2 * counted["forward"]
+    assert all(p.grad is not None for p in model.parameters())
+
+
+@pytest.mark.parametrize("formula", [flops_breakdown, causal_scores_flops, kaplan_forward_flops,
+                                     chinchilla_forward_flops])
 @pytest.mark.parametrize(
     "cfg, num_tokens, error",
     [
@@ -63,6 +120,6 @@ def test_scores_and_mixing_grow_with_the_square_of_the_context():
         (gpt.GPT_CONFIG_124M, 0, ValueError),
     ],
 )
-def test_flops_breakdown_rejects_bad_input(cfg, num_tokens, error):
+def test_formulas_reject_bad_input(formula, cfg, num_tokens, error):
     with pytest.raises(error):
-        flops_breakdown(cfg, num_tokens)
+        formula(cfg, num_tokens)

@@ -8,7 +8,11 @@ import torch.nn.functional as F
 from bonus import kv_cache
 from bonus.flops import counted_flops_by_op
 from bonus.linear_attention import (
+    elu_feature_map,
     kv_cache_costs,
+    normalized_parallel_form,
+    normalized_recurrent_form,
+    normalized_weights,
     parallel_form,
     recurrent_form,
     recurrent_step,
@@ -128,3 +132,52 @@ def test_bad_inputs_get_a_clear_error(change, error):
     for form in (parallel_form, recurrent_form):
         with pytest.raises(error):
             form(**args)
+
+
+def test_elu_feature_map_is_positive():
+    x = torch.tensor([-3.0, -1.0, 0.0, 0.5, 2.0])
+    assert torch.allclose(elu_feature_map(x), torch.tensor([torch.e**-3, torch.e**-1, 1, 1.5, 3]))
+    assert (elu_feature_map(x) > 0).all()
+
+
+@pytest.mark.parametrize("dtype, tolerance", [(torch.float64, 1e-10), (torch.float32, 1e-5)])
+def test_normalized_parallel_form_equals_recurrent_form(dtype, tolerance):
+    q, k, v, _, _ = inputs(dtype=dtype)
+    q, k = 3 * q, 3 * k  # coordinates well on both sides of 0: both branches of elu
+    recurrent, (state, normalizer) = normalized_recurrent_form(q, k, v)
+    assert torch.allclose(normalized_parallel_form(q, k, v), recurrent, rtol=0, atol=tolerance)
+    assert state.shape == (2, 3, 6, 8) and normalizer.shape == (2, 3, 8)  # as after 1 token
+
+
+def test_normalized_weights_are_positive_causal_and_sum_to_one():
+    """Unlike the raw q . k of the unnormalised form, which here has negative weights."""
+    q, k, _, _, _ = inputs()
+    weights = normalized_weights(q, k)
+    causal = torch.ones(24, 24, dtype=torch.bool).tril()
+    assert (weights[..., causal] > 0).all() and (weights[..., ~causal] == 0).all()
+    assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 3, 24, dtype=torch.float64))
+    assert ((q @ k.transpose(-2, -1))[..., causal] < 0).any()
+
+
+def test_normalized_form_averages_the_values():
+    """Weights that sum to 1: equal values come out unchanged, the first position returns its
+    own value, and every output lies between the smallest and largest value seen so far."""
+    q, k, v, _, _ = inputs()
+    out = normalized_parallel_form(q, k, torch.full_like(v, 2.5))
+    assert torch.allclose(out, torch.full_like(v, 2.5))
+    out = normalized_parallel_form(q, k, v)
+    assert torch.allclose(out[..., 0, :], v[..., 0, :])
+    assert (out <= v.cummax(dim=-2).values + 1e-12).all()
+    assert (out >= v.cummin(dim=-2).values - 1e-12).all()
+
+
+@pytest.mark.parametrize("form", [normalized_parallel_form, normalized_recurrent_form])
+@pytest.mark.parametrize(
+    "change, error",
+    [({"q": [[1.0]]}, TypeError), ({"k": torch.zeros(2, 3, 24, 5)}, ValueError),
+     ({"v": torch.zeros(2, 3, 23, 6)}, ValueError)],
+)
+def test_normalized_forms_reject_bad_inputs(form, change, error):
+    q, k, v, _, _ = inputs(dtype=torch.float32)
+    with pytest.raises(error):
+        form(**{"q": q, "k": k, "v": v, **change})

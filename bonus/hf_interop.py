@@ -160,10 +160,7 @@ def hf_from_gptmodel(model):
             f"expected a gpt.GPTModel, got {type(model).__name__} (a model variant with other "
             "modules or config keys cannot be converted)"
         )
-    cfg = model.cfg
-    if set(cfg) != set(gpt.GPT_CONFIG_124M):  # a subclass whose config reads other keys
-        raise TypeError(f"cannot convert a model whose config has other keys than "
-                        f"GPT_CONFIG_124M: {sorted(set(cfg) ^ set(gpt.GPT_CONFIG_124M))}")
+    cfg = gpt.check_config(model.cfg)  # a cfg given other keys after construction: ValueError
 
     from transformers import GPT2LMHeadModel
 

@@ -203,5 +203,5 @@ def test_model_variants_are_refused(tiny_model):
         hf_from_gptmodel(GPTModelSeparateDropout())
     # A GPTModel whose config was swapped for three rates after construction.
     tiny_model.cfg = {**{k: v for k, v in tiny_model.cfg.items() if k != "drop_rate"}, **RATES_4_3}
-    with pytest.raises(TypeError, match="other keys than GPT_CONFIG_124M.*drop_rate"):
+    with pytest.raises(ValueError, match="keys must be those of GPT_CONFIG_124M.*drop_rate"):
         hf_from_gptmodel(tiny_model)

@@ -11,6 +11,10 @@ after round, so a machine that gets busier or quieter affects all of them alike;
 is the median step. Printed next to it: the bytes of weights a step reads (every parameter
 but the embeddings, of which a step reads one row), the bytes its cache holds, and the
 FLOPs torch.utils.flop_counter counts for one step.
+
+Before timing it checks what makes the figures worth comparing, and exits with status 1 if a
+check fails: every cache holds the bytes its formula predicts, a step with the cache gives
+the logits of a full forward pass without it, and the absorbed MLA gives plain MLA's logits.
 """
 
 import argparse
@@ -32,23 +36,34 @@ QUICK_CONFIG = {**gpt.GPT_CONFIG_124M, "vocab_size": 1000, "emb_dim": 64, "n_hea
 
 
 def variants(cfg):
-    """name -> a function building that variant's model.
+    """name -> (a function building that variant's model, its cache bytes after n tokens).
 
     Settings in the published models' proportions: 4 query heads per key/value head (Llama 3
     8B), a latent of 4 head sizes (DeepSeek-V2/V3), a window of an eighth of the context and
-    Gemma 3's 5 windowed layers per full one.
+    Gemma 3's 5 windowed layers per full one, alone and over the grouped heads (as in Gemma 3).
+    Each model is built right after torch.manual_seed(123): "MLA" and "MLA absorbed" hold the
+    same attention weights.
     """
-    head_dim = cfg["emb_dim"] // cfg["n_heads"]
-    window = cfg["context_length"] // 8
+    heads, head_dim = cfg["n_heads"], cfg["emb_dim"] // cfg["n_heads"]
+    groups, latent, window = heads // 4, 4 * head_dim, cfg["context_length"] // 8
     return {
-        "MHA (kv_cache.py)": lambda: kv_cache.GPTModel(cfg),
-        f"GQA, {cfg['n_heads'] // 4} kv groups": lambda: gqa.gqa_model(cfg, cfg["n_heads"] // 4),
-        "MQA (1 kv group)": lambda: gqa.gqa_model(cfg, 1),
-        f"MLA, latent {4 * head_dim}": lambda: mla.mla_model(cfg, 4 * head_dim),
-        f"MLA absorbed, latent {4 * head_dim}": lambda: mla.absorbed_model(
-            mla.mla_model(cfg, 4 * head_dim)),
-        f"SWA, window {window}": lambda: swa.swa_model(cfg, window),
-        f"SWA {window}, 5 local : 1 global": lambda: swa.swa_model(cfg, window, 5),
+        "MHA (kv_cache.py)": (lambda: kv_cache.GPTModel(cfg),
+                              lambda n: gqa.kv_cache_bytes(cfg, heads, n)),
+        f"GQA, {groups} kv groups": (lambda: gqa.gqa_model(cfg, groups),
+                                     lambda n: gqa.kv_cache_bytes(cfg, groups, n)),
+        "MQA (1 kv group)": (lambda: gqa.gqa_model(cfg, 1), lambda n: gqa.kv_cache_bytes(cfg, 1, n)),
+        f"MLA, latent {latent}": (lambda: mla.mla_model(cfg, latent),
+                                  lambda n: mla.kv_cache_bytes(cfg, latent, n)),
+        f"MLA absorbed, latent {latent}": (
+            lambda: mla.absorbed_model(mla.mla_model(cfg, latent)),
+            lambda n: mla.kv_cache_bytes(cfg, latent, n)),
+        f"SWA, window {window}": (lambda: swa.swa_model(cfg, window),
+                                  lambda n: swa.kv_cache_bytes(cfg, window, n)),
+        f"SWA {window}, 5 local : 1 global": (lambda: swa.swa_model(cfg, window, 5),
+                                              lambda n: swa.kv_cache_bytes(cfg, window, n, 5)),
+        f"GQA {groups} + SWA {window}, 5 : 1": (
+            lambda: swa.swa_model(cfg, window, 5, n_kv_groups=groups),
+            lambda n: swa.kv_cache_bytes(cfg, window, n, 5, n_kv_groups=groups)),
     }
 
 
@@ -82,6 +97,34 @@ def time_steps(models, tokens):
     return {name: statistics.median(times) for name, times in seconds.items()}
 
 
+def check_variants(models, formulas, prompt):
+    """name of a check -> the variants that fail it (empty when all pass).
+
+    Fills each model's cache with `prompt` but its last token, then takes that token as one
+    cached step: its cache must hold the formula's bytes, and the step must give the logits
+    the full forward pass over `prompt` gives at that position, without the cache.
+    """
+    cached_step, full, failed = {}, {}, {"cache bytes equal the formula": []}
+    with torch.no_grad():
+        for name, model in models.items():
+            model(prompt[:, :-1], use_cache=True)
+            cached_step[name] = model(prompt[:, -1:], use_cache=True)[0, -1]
+            full[name] = model(prompt)[0, -1]
+            if cache_bytes(model) != formulas[name](prompt.shape[1]):
+                failed["cache bytes equal the formula"].append(name)
+    failed["a cached step gives the full forward's logits"] = [
+        name for name in models if not close(cached_step[name], full[name])]
+    plain, absorbed = [name for name in models if name.startswith("MLA")]
+    failed["absorbed MLA gives plain MLA's logits"] = (
+        [] if close(full[absorbed], full[plain]) else [absorbed])
+    return failed
+
+
+def close(logits, expected):
+    """Equal up to float32 rounding: sums of hundreds of products, done in another order."""
+    return torch.allclose(logits, expected, rtol=1e-4, atol=1e-4)
+
+
 def machine_load():
     """The 1-minute load average: how busy the machine is (None where not reported: Windows)."""
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
@@ -104,11 +147,13 @@ def main(argv=None):
 
     torch.manual_seed(123)
     base = kv_cache.GPTModel(cfg).eval()
-    models = {name: share_all_but_attention(build(), base) for name, build in variants(cfg).items()}
+    models, formulas = {}, {}
+    for name, (build, formula) in variants(cfg).items():
+        torch.manual_seed(123)
+        models[name], formulas[name] = share_all_but_attention(build(), base), formula
+    torch.manual_seed(123)
     prompt = torch.randint(0, cfg["vocab_size"], (1, cached))
-    with torch.no_grad():
-        for model in models.values():
-            model(prompt, use_cache=True)  # prefill: not timed
+    failed = check_variants(models, formulas, prompt)  # fills the caches: not timed
     held = {name: cache_bytes(model) for name, model in models.items()}
     weights = {name: weight_bytes_per_step(model) for name, model in models.items()}
     load = machine_load()
@@ -129,8 +174,10 @@ def main(argv=None):
               f"{flops[name] / 1e9:7.3f} {1000 * seconds[name]:9.1f}")
     print("\nMB: 2**20 bytes. cache: what the caches hold, which a step reads (and, with "
           "kv_cache.py's torch.cat, copies).\nweights: the parameters a step reads (all but the "
-          "embeddings). GFLOP: counted by torch.utils.flop_counter for one step.")
-    return 0
+          "embeddings). GFLOP: counted by torch.utils.flop_counter for one step.\n")
+    for check, names in failed.items():
+        print(f"{check}: {not names}" + (f" (fails: {', '.join(names)})" if names else ""))
+    return 1 if any(failed.values()) else 0
 
 
 if __name__ == "__main__":

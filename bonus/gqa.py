@@ -17,9 +17,10 @@ import torch.nn as nn
 from bonus.kv_variants import (
     appended,
     attention_args,
-    check_count,
+    check_kv_groups,
     mask_rows,
     model_with_attention,
+    repeated,
 )
 
 
@@ -31,10 +32,7 @@ class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a
         super().__init__()
         if d_out % num_heads:
             raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
-        check_count("num_kv_groups", num_kv_groups)  # NEW
-        if num_heads % num_kv_groups:  # NEW: every key/value head serves as many query heads
-            raise ValueError(f"num_heads ({num_heads}) must be divisible by "  # NEW
-                             f"num_kv_groups ({num_kv_groups})")  # NEW
+        check_kv_groups(num_heads, num_kv_groups)  # NEW: each kv head serves as many query heads
         self.d_out = d_out
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads
@@ -65,8 +63,8 @@ class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a
             keys, values = appended(self.cache_k, keys, 2), appended(self.cache_v, values, 2)  # NEW
             self.cache_k, self.cache_v = keys, values  # NEW
         # NEW: key/value head g serves query heads g * group_size ... (g + 1) * group_size - 1
-        keys = keys.repeat_interleave(self.group_size, dim=1)  # NEW: (b, heads, keys, head_dim)
-        values = values.repeat_interleave(self.group_size, dim=1)  # NEW
+        keys = repeated(keys, self.group_size)  # NEW: (b, heads, keys, head_dim)
+        values = repeated(values, self.group_size)  # NEW
         num_keys = keys.shape[2]  # NEW: cached positions + new tokens
 
         attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)

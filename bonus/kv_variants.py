@@ -20,9 +20,28 @@ def check_count(name, value):
         raise ValueError(f"{name} must be positive, got {value}")
 
 
+def check_kv_groups(num_heads, num_kv_groups):
+    """Raise a clear error unless `num_kv_groups` key/value heads can share `num_heads` evenly."""
+    check_count("num_kv_groups", num_kv_groups)
+    if num_heads % num_kv_groups:  # every key/value head serves as many query heads
+        raise ValueError(f"num_heads ({num_heads}) must be divisible by "
+                         f"num_kv_groups ({num_kv_groups})")
+
+
 def appended(cache, new, dim):
     """The cached positions followed by the `new` ones, along `dim` (just `new` if none cached)."""
     return new if cache is None else torch.cat((cache, new), dim=dim)
+
+
+def repeated(kv_heads, group_size):
+    """Each key/value head (dim 1) `group_size` times in a row: (b, kv heads, n, d) -> (b, heads, n, d).
+
+    The order of kv_heads.repeat_interleave(group_size, dim=1). Written with expand, it is a
+    view of `kv_heads`, no copy, when group_size is 1: the matrix products then see the
+    chapter's tensors, memory layout included, and give its numbers bit for bit.
+    """
+    b, groups, n, d = kv_heads.shape
+    return kv_heads.unsqueeze(2).expand(b, groups, group_size, n, d).reshape(b, -1, n, d)
 
 
 def mask_rows(mask, num_tokens, num_keys):

@@ -3,7 +3,10 @@ first graph break, so each test proves there is none. A check on tensor values i
 pass (an id guard, `.item()`, a boolean mask) would break the graph; shape checks do not.
 
 backend="eager" runs the traced graph as it is: tracing is what finds graph breaks, and
-skipping code generation keeps each test to about a second.
+skipping code generation keeps each test to about a second. (The readable caches keep their
+position as a Python int attribute, which dynamo treats as a constant: a compiled cached model
+traces as one graph but recompiles for each new position. That costs speed, not correctness;
+bonus/kv_cache_fast.py is the fast path.)
 """
 
 import pytest
@@ -24,9 +27,11 @@ MODELS = {
     "MLA": lambda: mla.mla_model(CFG, 8),
     "MLA absorbed": lambda: mla.absorbed_model(mla.mla_model(CFG, 8).eval()),
     "SWA, local:global 1:1": lambda: swa.swa_model(CFG, 3, local_per_global=1),
+    "GQA + SWA 1:1": lambda: swa.swa_model(CFG, 3, local_per_global=1, n_kv_groups=2),
     "MoE": lambda: moe.moe_gpt_model({**CFG, "n_experts": 4, "top_k": 2, "shared_expert": True}),
 }
-CACHED = ["KV cache, readable", "GQA", "MLA", "MLA absorbed", "SWA, local:global 1:1"]
+CACHED = ["KV cache, readable", "GQA", "MLA", "MLA absorbed", "SWA, local:global 1:1",
+          "GQA + SWA 1:1"]
 
 
 def build(name):

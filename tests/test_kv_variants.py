@@ -1,12 +1,13 @@
 """bonus/gqa.py, bonus/mla.py, bonus/swa.py: each reduces to the chapter's attention, caches
-what its formula says, and generates the ids of uncached generation."""
+what its formula says, and generates the ids of uncached generation; bonus/benchmark_variants.py
+fails when one of those checks fails."""
 
 import pytest
 import torch
 
 import gpt
 from bonus import benchmark_variants, gqa, kv_cache, mla, swa
-from bonus.kv_variants import cache_bytes, copy_weights
+from bonus.kv_variants import cache_bytes, copy_weights, repeated
 from tests.helpers import TINY_CONFIG, assert_changes_marked_new
 
 # TINY_CONFIG with a small vocabulary: the output head dominates a tiny model's time.
@@ -40,6 +41,8 @@ VARIANTS = {
             lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, batch_size=b)),
     "SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, local_per_global=1),
                 lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, batch_size=b)),
+    "GQA + SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, 1, n_kv_groups=1),
+                      lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, 1, batch_size=b)),
 }
 
 
@@ -73,12 +76,40 @@ def test_gqa_with_a_group_per_head_is_mha(qkv_bias):
     assert same_logits_in_training(model, copy_weights(model, gqa.gqa_model(model.cfg, HEADS)))
 
 
+def test_repeated_is_repeat_interleave_and_a_view_for_one_head_per_group():
+    kv_heads = torch.randn(2, 3, 5, 4).transpose(2, 3)  # not contiguous, like a transposed key
+    assert torch.equal(repeated(kv_heads, 4), kv_heads.repeat_interleave(4, dim=1))
+    same = repeated(kv_heads, 1)
+    assert same.data_ptr() == kv_heads.data_ptr() and same.stride() == kv_heads.stride()
+
+
+def test_a_group_per_head_gives_the_chapters_logits_bit_for_bit_at_every_length():
+    """A copy of the keys (repeat_interleave does one) changes the rounding at some lengths."""
+    torch.manual_seed(123)
+    model = gpt.GPTModel(CFG).eval()
+    variants = [copy_weights(model, gqa.gqa_model(CFG, HEADS)).eval(),
+                copy_weights(model, swa.swa_model(CFG, CFG["context_length"])).eval()]
+    with torch.no_grad():
+        for length in range(1, CFG["context_length"] + 1):
+            ids = PROMPTS.repeat(1, 4)[:, :length]
+            assert all(torch.equal(variant(ids), model(ids)) for variant in variants), length
+
+
 @pytest.mark.parametrize("qkv_bias", [False, True])
 def test_sliding_window_as_long_as_the_text_is_causal_attention(qkv_bias):
     torch.manual_seed(123)
     model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
     window = CFG["context_length"]  # the text fills the context
     assert same_logits_in_training(model, copy_weights(model, swa.swa_model(model.cfg, window)))
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_grouped_sliding_window_as_long_as_the_text_is_gqa(qkv_bias):
+    torch.manual_seed(123)
+    grouped = gqa.gqa_model({**CFG, "qkv_bias": qkv_bias}, 2)
+    window = CFG["context_length"]
+    variant = swa.swa_model(grouped.cfg, window, local_per_global=1, n_kv_groups=2)
+    assert same_logits_in_training(grouped, copy_weights(grouped, variant))
 
 
 @pytest.mark.parametrize("qkv_bias", [False, True])
@@ -133,11 +164,12 @@ def test_sliding_window_sees_exactly_window_positions():
     assert torch.equal(last_logits_with_token_changed(WINDOW), last)  # outside the window
 
 
-def test_mixed_model_alternates_sliding_and_full_layers():
-    model = swa.swa_model({**CFG, "n_layers": 12}, WINDOW, local_per_global=5)
+def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
+    model = swa.swa_model({**CFG, "n_layers": 12}, WINDOW, local_per_global=5, n_kv_groups=2)
     kinds = ["L" if isinstance(b.att, swa.SlidingWindowAttention) else "G" for b in model.trf_blocks]
     assert "".join(kinds) == "LLLLLG" * 2
-    assert all(type(b.att) is kv_cache.MultiHeadAttention for b in model.trf_blocks[5::6])
+    assert all(type(b.att) is gqa.GroupedQueryAttention for b in model.trf_blocks[5::6])
+    assert {b.att.num_kv_groups for b in model.trf_blocks} == {2}
 
 
 # ---- with a cache: the same logits and ids as without, and the predicted bytes ----
@@ -194,6 +226,7 @@ def test_formulas_at_gpt2_small_width():
     assert mla.kv_cache_bytes(cfg, 256, 1) * 6 == mha
     assert swa.kv_cache_bytes(cfg, 128, 1000) == 127 * mha  # window - 1 positions kept
     assert swa.kv_cache_bytes(cfg, 128, 1000, 5) == (10 * 127 + 2 * 1000) * mha // 12
+    assert swa.kv_cache_bytes(cfg, 128, 1000, 5, n_kv_groups=3) == (10 * 127 + 2 * 1000) * mha // 48
 
 
 # ---- clear errors ----
@@ -208,6 +241,7 @@ def test_formulas_at_gpt2_small_width():
     (lambda: swa.swa_model(CFG, 0), ValueError, "window must be positive"),
     (lambda: swa.swa_model(CFG, 4.5), TypeError, "window must be an int"),
     (lambda: swa.swa_model(CFG, 4, 0), ValueError, "local_per_global must be positive"),
+    (lambda: swa.swa_model(CFG, 4, n_kv_groups=3), ValueError, "divisible by num_kv_groups"),
     (lambda: mla.absorb(kv_cache.MultiHeadAttention(8, 8, 4, 0.0, 2)), TypeError,
      "expected a MultiHeadLatentAttention, got MultiHeadAttention"),
     (lambda: copy_weights(gpt.GPTModel(CFG), mla.mla_model(CFG, 8)), ValueError,
@@ -223,9 +257,31 @@ def test_bad_arguments_raise_clear_errors(build, error, message):
 # Counting FLOPs imports torch._dynamo (seconds, once per process): on the worker that already
 # imported it with transformers.
 @pytest.mark.xdist_group("transformers")
-def test_benchmark_quick_prints_every_variant(capsys):
+def test_benchmark_quick_prints_every_variant_and_passes_its_checks(capsys):
     assert benchmark_variants.main(["--quick", "--steps", "1"]) == 0
     out = capsys.readouterr().out
     for name in benchmark_variants.variants(benchmark_variants.QUICK_CONFIG):
         assert name in out
     assert "ms/token" in out and "weights MB" in out
+    assert out.count(": True") == 3 and "fails" not in out
+
+
+def keep_all(tensor, count):  # a window's cache that never forgets
+    return tensor
+
+
+def keep_one_too_few(tensor, count, keep_last=swa.keep_last):  # drops a position still seen
+    return keep_last(tensor, count - 1)
+
+
+@pytest.mark.xdist_group("transformers")
+@pytest.mark.parametrize("bug, failed_check", [
+    (keep_all, "cache bytes equal the formula: False"),
+    (keep_one_too_few, "a cached step gives the full forward's logits: False"),
+])
+def test_benchmark_fails_when_a_window_keeps_the_wrong_positions(monkeypatch, capsys, bug,
+                                                                   failed_check):
+    monkeypatch.setattr(swa, "keep_last", bug)
+    assert benchmark_variants.main(["--quick", "--steps", "1"]) == 1
+    out = capsys.readouterr().out
+    assert failed_check in out and "(fails: SWA, window 4, SWA 4, 5 local" in out

@@ -144,17 +144,17 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x):
         b, num_tokens, _ = x.shape
-        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        # Project, then split the last dimension into heads: (b, num_heads, num_tokens, head_dim).
         queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
 
-        attn_scores = queries @ keys.transpose(2, 3)  # (b, heads, tokens, tokens)
+        attn_scores = queries @ keys.transpose(2, 3)  # (b, num_heads, num_tokens, num_tokens)
         attn_scores.masked_fill_(self.mask[:num_tokens, :num_tokens], -torch.inf)
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
 
-        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)
         context = context.contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
 

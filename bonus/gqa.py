@@ -53,7 +53,7 @@ class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a
 
     def forward(self, x, use_cache=False):  # NEW: use_cache
         b, num_tokens, _ = x.shape
-        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        # Project, then split the last dimension into heads: (b, num_heads, num_tokens, head_dim).
         queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         # NEW: keys and values have num_kv_groups heads: (b, kv groups, tokens, head_dim)
         keys = self.W_key(x).view(b, num_tokens, self.num_kv_groups, self.head_dim)  # NEW
@@ -67,12 +67,12 @@ class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a
         values = repeated(values, self.group_size)  # NEW
         num_keys = keys.shape[2]  # NEW: cached positions + new tokens
 
-        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)
+        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, num_heads, num_tokens, num_keys)
         attn_scores.masked_fill_(mask_rows(self.mask, num_tokens, num_keys), -torch.inf)  # NEW
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
 
-        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)
         context = context.contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
 

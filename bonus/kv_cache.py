@@ -55,7 +55,7 @@ class MultiHeadAttention(nn.Module):
 
     def forward(self, x, use_cache=False):  # NEW: use_cache
         b, num_tokens, _ = x.shape
-        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        # Project, then split the last dimension into heads: (b, num_heads, num_tokens, head_dim).
         queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
@@ -66,14 +66,14 @@ class MultiHeadAttention(nn.Module):
             self.cache_k, self.cache_v = keys, values  # NEW: kept for the next call
         num_keys = keys.shape[2]  # NEW: cached positions + new tokens
 
-        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)
+        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, num_heads, num_tokens, num_keys)
         # NEW: the queries are the last num_tokens of num_keys positions: their rows of the mask
         mask = self.mask[num_keys - num_tokens : num_keys, :num_keys]  # NEW
         attn_scores.masked_fill_(mask, -torch.inf)  # NEW: mask (the rows above)
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
 
-        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)
         context = context.contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
 

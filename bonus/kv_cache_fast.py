@@ -95,7 +95,7 @@ class FastBlock:
         b, num_tokens, _ = x.shape
         qkv = F.linear(x, self.qkv_weight, self.qkv_bias)
         qkv = qkv.view(b, num_tokens, 3, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        queries, keys, values = qkv  # each (b, heads, tokens, head_dim)
+        queries, keys, values = qkv  # each (b, num_heads, num_tokens, head_dim)
         if kv is not None:
             end = start_pos + num_tokens
             kv[:, :, :, start_pos:end] = qkv[1:]  # keys and values, in place, in one copy

@@ -52,7 +52,7 @@ class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached
 
     def forward(self, x, use_cache=False):  # NEW: use_cache
         b, num_tokens, _ = x.shape
-        # Project, then split the last dimension into heads: (b, heads, tokens, head_dim).
+        # Project, then split the last dimension into heads: (b, num_heads, num_tokens, head_dim).
         queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
         latent = self.W_kv_down(x)  # NEW: (b, tokens, latent_dim)
         if use_cache:  # NEW: only the latent is cached
@@ -63,12 +63,12 @@ class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached
         values = self.W_value(latent).view(b, num_keys, self.num_heads, self.head_dim)  # NEW
         keys, values = keys.transpose(1, 2), values.transpose(1, 2)  # NEW
 
-        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)
+        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, num_heads, num_tokens, num_keys)
         attn_scores.masked_fill_(mask_rows(self.mask, num_tokens, num_keys), -torch.inf)  # NEW
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
 
-        context = (attn_weights @ values).transpose(1, 2)  # (b, tokens, heads, head_dim)
+        context = (attn_weights @ values).transpose(1, 2)  # (b, num_tokens, num_heads, head_dim)
         context = context.contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context)
 
@@ -111,12 +111,12 @@ class AbsorbedLatentAttention(nn.Module):  # NEW: MLA with W_key, W_value folded
         num_keys = latent.shape[1]  # NEW: cached positions + new tokens
         keys = values = latent.unsqueeze(1)  # NEW: the latent, shared by all heads: never expanded
 
-        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, heads, tokens, num_keys)
+        attn_scores = queries @ keys.transpose(2, 3)  # NEW shape: (b, num_heads, num_tokens, num_keys)
         attn_scores.masked_fill_(mask_rows(self.mask, num_tokens, num_keys), -torch.inf)  # NEW
         attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)
         attn_weights = self.dropout(attn_weights)
 
-        context = (attn_weights @ values).transpose(1, 2)  # NEW shape: (b, tokens, heads, latent)
+        context = (attn_weights @ values).transpose(1, 2)  # NEW shape: (b, num_tokens, num_heads, latent)
         context = context.contiguous().view(b, num_tokens, self.num_heads * self.latent_dim)  # NEW
         return self.out_proj(context)
 

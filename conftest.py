@@ -25,7 +25,7 @@ os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
 # The Chinese edition (zh/, kept by tools/zh_sync.py): a Chinese notebook without the exercises'
 # language switch has the English notebook's code and outputs unchanged (tests/test_zh_sync.py
 # proves it without a kernel), and nbval re-executes the English one; so nbval re-executes only
-# the Chinese notebooks with the switch, zh/exercises and zh/solutions.
+# the Chinese notebooks with the switch, zh/exercises, zh/solutions and zh/practice.
 collect_ignore_glob = ["zh/notebooks/*", "zh/bonus/*"]
 
 BIG_MODELS = "big-models"
@@ -33,8 +33,8 @@ TRANSFORMERS = "transformers"
 
 # Notebooks that build a GPT-2-sized model with real weights.
 BIG_NOTEBOOKS = {
-    "06_gpt_model.ipynb",
-    "07_generating_text.ipynb",
+    "notebooks/06_gpt_model.ipynb",
+    "notebooks/07_generating_text.ipynb",
 }
 
 # Test files whose tests import transformers (a single test elsewhere carries the mark itself).
@@ -46,7 +46,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("xdist_group"):
             continue
-        big = "gpt2_small" in getattr(item, "fixturenames", ()) or item.path.name in BIG_NOTEBOOKS
+        notebook = "/".join(item.path.parts[-2:])  # folder/name: practice/06 builds no GPT-2
+        big = "gpt2_small" in getattr(item, "fixturenames", ()) or notebook in BIG_NOTEBOOKS
         if big:
             group = BIG_MODELS
         elif item.path.name in TRANSFORMERS_FILES:

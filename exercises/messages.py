@@ -129,6 +129,168 @@ MESSAGES = {"en": {
                   "attention-weights rate and drop_shortcut the shortcut rate; in your model, "
                   "drop_emb takes the embedding rate, and trf_blocks stacks cfg['n_layers'] of "
                   "your blocks (not gpt.TransformerBlock, which reads drop_rate).",
+    # check_component and compare_models (exercises/components.py)
+    "not_attempted_component": "Not attempted yet: your code still raises NotImplementedError. "
+                               "Fill in the stub, then run this cell again.",
+    "pass_class": "Pass the class itself, e.g. check_component({kind}), not a built {kind}; to "
+                  "compare two built models use compare_models(yours, reference).",
+    "not_component": "Expected one of the chapter's classes or generate_text_simple, got {kind}.",
+    "unknown_component": "No chapter component is called {name}; the check knows {names}. Name "
+                         "yours like the book's, or say which it should match: "
+                         "check_component(yours, reference=gpt.LayerNorm).",
+    "unknown_reference": "The check can compare with {names}; {name} is not one of them.",
+    "expected_class": "In the chapter {kind} is a class, and yours ({name}) is a function: "
+                      "write it as class {kind}(nn.Module).",
+    "expected_function": "generate_text_simple is a function in the chapter; {name} is a class.",
+    "could_not_check": "The check could not run your code ({error}). Run your cell again, then "
+                       "this one; if it persists, compare your code's structure with the chapter's.",
+    "correct_component": "Correct: your {name} computes the same function as gpt.{reference}, in "
+                         "eval mode and, with the same seed, in training mode.",
+    "correct_function": "Correct: your {name} returns the same token ids as "
+                        "gpt.{reference}, including when the input must be cropped.",
+    "same_models": "Same function: with the reference's weights copied in, your model computes "
+                   "what this {reference} computes (compared in eval mode).",
+    "models_need_instances": "{name} is a class: pass built models, e.g. "
+                             "compare_models(model, reference_model); check_component takes "
+                             "classes.",
+    "component_not_module": "Expected a torch nn.Module, got {kind}.",
+    "on_meta": "This model lives on the meta device: it has shapes but no values to compare. "
+               "Build it without torch.device(\"meta\").",
+    "wrong_signature": "calling it as the chapter does, {signature}, fails ({error}); keep the "
+                       "chapter's arguments and their names",
+    "build_failed": "building it raised {error}",
+    "missing_param": "no parameter {name}: the chapter's module has one of that name",
+    "extra_param": "{name} (shape {shape}) has no counterpart in the chapter's module",
+    "param_shape": "{name} has shape {yours}, the chapter's has {expected}",
+    "ff_no_expansion": "{name} has shape {yours} where the chapter's has {expected}: the hidden "
+                       "layer should be 4 times wider than emb_dim (4 * emb_dim units)",
+    "renamed": "Read under other names: {names}.",
+    "dropout_elsewhere": "{where}: eval mode matches, and so does training mode with every "
+                         "dropout rate at 0, but not at the chapter's rates: a dropout is applied "
+                         "at another place ({sites}), or draws its random numbers in another way "
+                         "than nn.Dropout",
+    "sites_MultiHeadAttention": "the chapter's drops attention weights, after the softmax",
+    "sites_TransformerBlock": "the chapter's applies drop_shortcut to each sublayer's output, "
+                              "before the shortcut adds it back",
+    "sites_GPTModel": "the chapter's applies drop_emb to the summed embeddings, then the "
+                      "blocks' dropouts",
+    "no_dropout_at": "{where}: in training mode it applies no dropout at places where the "
+                     "chapter's does ({names})",
+    "dropout_extra": "{where}: in training mode it gives other outputs than in eval mode, but "
+                     "the chapter's version has no dropout here; remove the dropout",
+    "dropout_extra_at": "{where}: in training mode it applies dropout where the chapter's "
+                        "does not ({names})",
+    "no_dropout": "{where}: in training mode it applies no dropout; the chapter's does (dropout "
+                  "only acts in training mode, so eval mode cannot show this)",
+    "training_differs": "{where}: eval mode matches, but training mode differs even with every "
+                        "dropout rate at 0; does something else depend on self.training?",
+    "returns_none": "{where}: returns None; forward must return its result",
+    "returns_none_function": "{where}: returns None; return idx, with the new ids appended",
+    "ids_differ": "{where}: on the check's input {i} of {n} (shape {shape}) it returns other token "
+                  "ids than the chapter's",
+    "input_differs": "{where} computes what the chapter's computes when given the chapter's "
+                     "input, so what differs is its input: look at the forward of {parent}, "
+                     "which calls it",
+    "extra_bias": "{name}: the chapter creates this layer with bias=False",
+    "align_first": "the check copies the chapter's weights into yours by name, so it compares "
+                   "outputs only once every parameter lines up: name them as the book does",
+    "ln_eps_value": "{where}: eps is {eps}; the chapter's is 1e-5, GPT-2's value",
+    "not_tensor": "{where}: returns a {kind}; it should return a tensor",
+    "returns_list": "generate_text_simple returns a list; return the tensor idx, with the new "
+                    "ids appended along dim=1",
+    "raised": "{where}: on the check's input {i} of {n} (shape {shape}) it raises {error}",
+    "wrong_shape": "{where}: on the check's input {i} of {n} (shape {shape}) it returns shape "
+                   "{yours}, expected {expected}",
+    "values_differ": "{where}: on the check's input {i} of {n} (shape {shape}) its output "
+                     "differs by up to {difference}, and it does not behave like any mistake "
+                     "the check knows",
+    "never_called": "{where} is never called: the forward pass skips it",
+    "raised_inside": "{where} fails where the chapter's runs: {error}",
+    "first_difference": "in the order the forward pass runs, the first output that differs is "
+                        "that of {where} (shape {shape}, largest difference {difference})",
+    "first_difference_shape": "in the order the forward pass runs, the first output that "
+                              "differs is that of {where}: shape {yours}, the chapter's "
+                              "{expected}",
+    "part_alone": "the whole agrees on the check's inputs, but {where}, run alone on inputs "
+                  "of its own, does not",
+    "several_mistakes": "{where} behaves like {n} mistakes at once on these inputs:",
+    # diagnoses: each one found by planting that mistake in the chapter's code
+    "ln_unbiased": "{where}: it uses the unbiased variance (dividing by n - 1); layer norm "
+                   "divides by n: x.var(dim=-1, keepdim=True, unbiased=False)",
+    "ln_eps_outside": "{where}: eps is added outside the square root; the chapter adds it to "
+                      "the variance, torch.sqrt(var + self.eps)",
+    "ln_no_eps": "{where}: eps is missing; without it a row of equal values divides by 0",
+    "ln_no_sqrt": "{where}: it divides by the variance, not by its square root (the standard "
+                  "deviation)",
+    "ln_no_centering": "{where}: it does not subtract the mean before dividing",
+    "ln_wrong_axis": "{where}: it normalizes over the tokens (dim=-2), not over each token's "
+                     "features (dim=-1)",
+    "ln_no_affine": "{where}: it never applies scale and shift; return self.scale * norm_x + "
+                    "self.shift",
+    "gelu_erf": "{where}: this is the exact GELU, x·Φ(x) with erf (nn.GELU()'s default); the "
+                "chapter uses the tanh approximation GPT-2 was trained with. Not a bug: the two "
+                "differ by less than 0.001, but the book's printed numbers need the tanh form, "
+                "nn.GELU(approximate=\"tanh\")",
+    "gelu_relu": "{where}: this is ReLU, max(0, x); GELU is smooth and slightly negative for "
+                 "negative inputs",
+    "gelu_constant": "{where}: the constant inside tanh should be sqrt(2 / pi), not 2 / pi",
+    "gelu_no_half": "{where}: the factor 0.5 in front is missing",
+    "ff_relu": "{where}: it uses ReLU between the two layers; the chapter uses GELU",
+    "ff_no_activation": "{where}: there is no activation between the two linear layers, so "
+                        "they collapse into one linear map",
+    "no_mask": "{where}: there is no causal mask, so each token also attends to later tokens",
+    "mask_includes_diagonal": "{where}: the mask also hides each token from itself (diagonal=0); "
+                              "the first token is then left with nothing to attend to (NaN). "
+                              "Use torch.triu(..., diagonal=1)",
+    "mask_leaks_one": "{where}: the mask is off by one: each token also sees the next one "
+                      "(diagonal=2); use diagonal=1",
+    "mask_not_cut": "{where}: it works at the full context length but fails on shorter "
+                    "inputs: cut the mask to the input, self.mask[:num_tokens, :num_tokens]",
+    "mask_after_softmax": "{where}: the mask is applied after the softmax, so the remaining "
+                          "weights no longer sum to 1; fill the scores with -inf before it",
+    "no_scaling": "{where}: the scores are not divided by sqrt(head_dim) before the softmax",
+    "scale_d_out": "{where}: the scores are divided by sqrt(d_out); each head's dot products "
+                   "have head_dim terms, so divide by sqrt(head_dim) = self.head_dim**0.5",
+    "scale_no_sqrt": "{where}: the scores are divided by head_dim; divide by its square root, "
+                     "self.head_dim**0.5",
+    "softmax_wrong_axis": "{where}: the softmax runs over the queries (dim=-2); each query's "
+                          "weights over the keys must sum to 1: dim=-1",
+    "softmax_heads_axis": "{where}: the softmax runs over the heads (dim=1); use dim=-1, the "
+                          "keys",
+    "split_no_transpose": "{where}: the heads are split with view(b, num_heads, num_tokens, "
+                          "head_dim) alone, which mixes tokens and heads; view as (b, num_tokens, "
+                          "num_heads, head_dim), then .transpose(1, 2)",
+    "merge_no_transpose": "{where}: the heads are merged without transposing back: "
+                          "(attn_weights @ values).transpose(1, 2) before .contiguous().view(...)",
+    "no_out_proj": "{where}: the output projection is missing: return self.out_proj(context)",
+    "post_ln": "{where}: it normalizes after the shortcut (post-LN, the original Transformer); "
+               "GPT-2 normalizes each sublayer's input inside the shortcut: x + "
+               "att(norm1(x))",
+    "shortcut_after_norm": "{where}: the shortcut starts from the normalized x; keep the "
+                           "block's input: shortcut = x before x = self.norm1(x)",
+    "no_att_shortcut": "{where}: the shortcut around the attention sublayer is missing",
+    "no_ff_shortcut": "{where}: the shortcut around the feed-forward sublayer is missing",
+    "doubled_att_shortcut": "{where}: the input is added twice around the attention sublayer",
+    "doubled_ff_shortcut": "{where}: the input is added twice around the feed-forward sublayer",
+    "one_norm": "{where}: norm1 is used for both sublayers; the feed-forward's input goes "
+                "through norm2",
+    "no_final_norm": "{where}: the final layer norm is missing: x = self.final_norm(x) before "
+                     "the output head",
+    "pos_from_ids": "{where}: the positions are looked up with the token ids; use the positions "
+                    "0 .. seq_len - 1, torch.arange(seq_len, device=in_idx.device)",
+    "no_positions": "{where}: no position embeddings are added to the token embeddings",
+    "tied_head": "{where}: the output head reuses the token embedding matrix (weight tying); "
+                 "the chapter's out_head has its own weights",
+    "softmax_output": "{where}: it returns probabilities; the model returns logits (the "
+                      "softmax comes later, in generation or in the loss)",
+    "no_crop": "{where}: the input is not cropped: when idx grows past context_size, pass only "
+               "the last context_size ids, idx[:, -context_size:]",
+    "crop_first": "{where}: it keeps the first context_size ids; keep the last ones, "
+                  "idx[:, -context_size:]",
+    "first_position": "{where}: it picks the next token from the first position's logits; the "
+                      "last position predicts the next token: logits[:, -1, :]",
+    "argmax_wrong_axis": "{where}: the argmax runs over the batch (dim=0); take it over the "
+                         "vocabulary, dim=-1",
 }, "zh": {
     # every exercise
     "not_quite": "还不对：",
@@ -240,4 +402,146 @@ MESSAGES = {"en": {
                   "drop_shortcut 取快捷连接的 dropout 率；在你的模型中，drop_emb 取嵌入的 dropout "
                   "率，trf_blocks 堆叠 cfg['n_layers'] 个你的块（而不是读取 drop_rate 的 "
                   "gpt.TransformerBlock）。",
+    # check_component 与 compare_models（exercises/components.py）
+    "not_attempted_component": "尚未作答：你的代码仍会引发 NotImplementedError。"
+                               "请补全待填写的代码，然后重新运行这个单元格。",
+    "pass_class": "请传入类本身，例如 check_component({kind})，而不是构建好的 {kind}；"
+                  "要比较两个构建好的模型，请使用 compare_models(yours, reference)。",
+    "not_component": "需要本章的某个类或 generate_text_simple，得到的却是 {kind}。",
+    "unknown_component": "本章没有名为 {name} 的组件；检查认识的组件有 {names}。"
+                         "请像原书那样给你的组件命名，或者指明它应当与哪个组件对照："
+                         "check_component(yours, reference=gpt.LayerNorm)。",
+    "unknown_reference": "检查能对照的有 {names}；{name} 不在其中。",
+    "expected_class": "本章中的 {kind} 是一个类，而你的 {name} 是一个函数：请把它写成 class {kind}(nn.Module)。",
+    "expected_function": "generate_text_simple 在本章中是一个函数，{name} 却是一个类。",
+    "could_not_check": "检查无法运行你的代码（{error}）。请先重新运行你的代码所在的单元格，"
+                       "再运行这个单元格；如果问题依旧，请把你的代码结构与本章的对照。",
+    "correct_component": "正确：无论在评估模式下，还是在随机种子相同的训练模式下，你的 {name} "
+                         "都与 gpt.{reference} 计算同一个函数。",
+    "correct_function": "正确：你的 {name} 返回的词元 ID 与 gpt.{reference} 相同，"
+                        "输入需要裁剪时也是如此。",
+    "same_models": "计算的是同一个函数：把参照模型的权重复制进来后，你的模型与这个 {reference} "
+                   "算出的结果相同（在评估模式下比较）。",
+    "models_need_instances": "{name} 是一个类：请传入构建好的模型，例如 compare_models(model, "
+                             "reference_model)；接受类的是 check_component。",
+    "component_not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}。",
+    "on_meta": "这个模型在 meta 设备上：它只有形状，没有可供比较的值。构建它时请不要使用 "
+               "torch.device(\"meta\")。",
+    "wrong_signature": "按本章的方式调用它，即 {signature}，会出错（{error}）；"
+                       "请保留本章的参数及其名称",
+    "build_failed": "构建它时引发了 {error}",
+    "missing_param": "缺少参数 {name}：本章的模块有一个同名参数",
+    "extra_param": "{name}（形状为 {shape}）在本章的模块中没有对应的参数",
+    "param_shape": "{name} 的形状是 {yours}，本章的是 {expected}",
+    "ff_no_expansion": "{name} 的形状是 {yours}，而本章的是 {expected}：隐藏层的宽度应当是 "
+                       "emb_dim 的 4 倍（4 * emb_dim 个神经元）",
+    "renamed": "按其他名称读取的参数：{names}。",
+    "dropout_elsewhere": "{where}：评估模式下一致，所有 dropout 率都为 0 时训练模式下也一致，但用本章的 "
+                         "dropout 率时不一致：有一个 dropout 用在了别的位置（{sites}），或者它"
+                         "抽取随机数的方式与 nn.Dropout 不同",
+    "sites_MultiHeadAttention": "本章的版本在 softmax 之后对注意力权重应用 dropout",
+    "sites_TransformerBlock": "本章的版本对每个子层的输出应用 drop_shortcut，然后再由快捷连接"
+                              "把输入加回来",
+    "sites_GPTModel": "本章的版本先对相加后的嵌入应用 drop_emb，然后是各个块中的 dropout",
+    "no_dropout_at": "{where}：在训练模式下，它在本章的版本应用 dropout 的一些位置没有应用"
+                     " dropout（{names}）",
+    "dropout_extra": "{where}：它在训练模式下的输出与评估模式下不同，但本章的版本在这里没有 "
+                     "dropout；请去掉这个 dropout",
+    "dropout_extra_at": "{where}：在训练模式下，它在本章的版本没有 dropout 的地方应用了 "
+                        "dropout（{names}）",
+    "no_dropout": "{where}：在训练模式下它没有应用 dropout，而本章的版本应用了（dropout "
+                  "只在训练模式下起作用，所以评估模式看不出这一点）",
+    "training_differs": "{where}：评估模式下一致，但即使所有 dropout 率都为 0，"
+                        "训练模式下仍不一致；是否还有别的部分依赖 self.training？",
+    "returns_none": "{where}：返回了 None；forward 必须返回它的结果",
+    "returns_none_function": "{where}：返回了 None；请返回追加了新 ID 的 idx",
+    "ids_differ": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它返回的词元 ID "
+                  "与本章的版本不同",
+    "input_differs": "给 {where} 本章版本的输入时，它算出的结果与本章的版本相同，所以不同的是"
+                     "它的输入：请检查调用它的 {parent} 的 forward",
+    "extra_bias": "{name}：本章创建这一层时用的是 bias=False",
+    "align_first": "检查按名字把本章的权重复制到你的模块中，所以只有当每个参数都对得上时才会"
+                   "比较输出：请像原书那样给参数命名",
+    "ln_eps_value": "{where}：eps 是 {eps}；本章的是 1e-5，即 GPT-2 所用的值",
+    "not_tensor": "{where}：返回了一个 {kind}；它应当返回张量",
+    "returns_list": "generate_text_simple 返回了一个列表；请返回张量 idx，新的词元 ID 沿 dim=1 "
+                    "追加在它的后面",
+    "raised": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它引发了 {error}",
+    "wrong_shape": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它返回的形状是 "
+                   "{yours}，应当是 {expected}",
+    "values_differ": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它的输出最多相差 "
+                     "{difference}，而且它的表现不符合检查已知的任何一种错误",
+    "never_called": "{where} 从未被调用：前向传播跳过了它",
+    "raised_inside": "{where} 出错了，而本章的版本能正常运行：{error}",
+    "first_difference": "按前向传播的执行顺序，第一个不一致的输出来自 {where}（形状为 {shape}，"
+                        "最大差值为 {difference}）",
+    "first_difference_shape": "按前向传播的执行顺序，第一个不一致的输出来自 {where}：形状为 "
+                              "{yours}，本章的为 {expected}",
+    "part_alone": "在检查的输入上整体一致，但单独用它自己的输入运行时，{where} 不一致",
+    "several_mistakes": "在这些输入上，{where} 的表现同时符合 {n} 种错误：",
+    # 诊断：每一种都由把该错误植入本章代码得到
+    "ln_unbiased": "{where}：它用的是无偏方差（除以 n - 1）；层归一化除以 n：x.var(dim=-1, "
+                   "keepdim=True, unbiased=False)",
+    "ln_eps_outside": "{where}：eps 加在了平方根外面；本章把它加到方差上，即 torch.sqrt(var + "
+                      "self.eps)",
+    "ln_no_eps": "{where}：缺少 eps；没有它，一行全部相等的值会除以 0",
+    "ln_no_sqrt": "{where}：它除以的是方差，而不是方差的平方根（标准差）",
+    "ln_no_centering": "{where}：它在相除之前没有减去均值",
+    "ln_wrong_axis": "{where}：它沿词元归一化（dim=-2），而不是沿每个词元的特征归一化（dim=-1）",
+    "ln_no_affine": "{where}：它没有应用 scale 和 shift；请返回 self.scale * norm_x + self.shift",
+    "gelu_erf": "{where}：这是精确的 GELU，即用 erf 计算的 x·Φ(x)（nn.GELU() 的默认形式）；"
+                "本章使用的是 GPT-2 训练时所用的 tanh 近似。这不算错误：两者相差不到 0.001，"
+                "但要得到原书印出的数值，需要用 tanh 形式，即 nn.GELU(approximate=\"tanh\")",
+    "gelu_relu": "{where}：这是 ReLU，即 max(0, x)；GELU 是平滑的，输入为负时取略小于 0 的值",
+    "gelu_constant": "{where}：tanh 中的常数应当是 sqrt(2 / pi)，而不是 2 / pi",
+    "gelu_no_half": "{where}：缺少前面的系数 0.5",
+    "ff_relu": "{where}：它在两层之间用的是 ReLU；本章用的是 GELU",
+    "ff_no_activation": "{where}：两个线性层之间没有激活函数，所以它们退化为一个线性映射",
+    "no_mask": "{where}：没有因果掩码，所以每个词元也会关注它后面的词元",
+    "mask_includes_diagonal": "{where}：掩码把每个词元自身也遮住了（diagonal=0）；"
+                              "这样第一个词元就没有任何可关注的词元（结果为 NaN）。请使用 "
+                              "torch.triu(..., diagonal=1)",
+    "mask_leaks_one": "{where}：掩码错了一位：每个词元还能看到下一个词元（diagonal=2）；请使用 "
+                      "diagonal=1",
+    "mask_not_cut": "{where}：它在完整的上下文长度下能正常运行，在较短的输入上却会出错："
+                    "请把掩码截取到输入的长度，即 self.mask[:num_tokens, :num_tokens]",
+    "mask_after_softmax": "{where}：掩码是在 softmax 之后应用的，所以剩下的权重之和不再是 1；请在 "
+                          "softmax 之前用 -inf 填充注意力分数",
+    "no_scaling": "{where}：softmax 之前没有把注意力分数除以 sqrt(head_dim)",
+    "scale_d_out": "{where}：注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 项，"
+                   "所以应当除以 sqrt(head_dim) = self.head_dim**0.5",
+    "scale_no_sqrt": "{where}：注意力分数除以的是 head_dim；应当除以它的平方根，即 "
+                     "self.head_dim**0.5",
+    "softmax_wrong_axis": "{where}：softmax 是沿查询计算的（dim=-2）；"
+                          "每个查询对各个键的权重之和必须为 1：dim=-1",
+    "softmax_heads_axis": "{where}：softmax 是沿头计算的（dim=1）；请使用 dim=-1，即沿键计算",
+    "split_no_transpose": "{where}：拆分头时只用了 view(b, num_heads, num_tokens, head_dim)，"
+                          "这会把词元和头混在一起；请先 view 成 (b, num_tokens, num_heads, "
+                          "head_dim)，再做 .transpose(1, 2)",
+    "merge_no_transpose": "{where}：合并头时没有先转置回来：在 .contiguous().view(...) 之前先做 "
+                          "(attn_weights @ values).transpose(1, 2)",
+    "no_out_proj": "{where}：缺少输出投影：请返回 self.out_proj(context)",
+    "post_ln": "{where}：它在快捷连接之后才归一化（后置层归一化，即原始 Transformer 的做法）；"
+               "GPT-2 在快捷连接内部对每个子层的输入归一化：x + att(norm1(x))",
+    "shortcut_after_norm": "{where}：快捷连接从归一化之后的 x 开始；应当保留块的输入：在 x = "
+                           "self.norm1(x) 之前写 shortcut = x",
+    "no_att_shortcut": "{where}：缺少绕过注意力子层的快捷连接",
+    "no_ff_shortcut": "{where}：缺少绕过前馈子层的快捷连接",
+    "doubled_att_shortcut": "{where}：注意力子层的快捷连接把输入加了两次",
+    "doubled_ff_shortcut": "{where}：前馈子层的快捷连接把输入加了两次",
+    "one_norm": "{where}：两个子层都用了 norm1；前馈子层的输入应当经过 norm2",
+    "no_final_norm": "{where}：缺少最终层归一化：在输出层之前写 x = self.final_norm(x)",
+    "pos_from_ids": "{where}：查找位置嵌入时用的是词元 ID；应当用位置 0 .. seq_len - 1，即 "
+                    "torch.arange(seq_len, device=in_idx.device)",
+    "no_positions": "{where}：词元嵌入上没有加上位置嵌入",
+    "tied_head": "{where}：输出层复用了词元嵌入矩阵（权重共享）；本章的 out_head 有自己的权重",
+    "softmax_output": "{where}：它返回的是概率；模型应当返回 logits（softmax "
+                      "要到之后的生成或损失计算中才用到）",
+    "no_crop": "{where}：输入没有裁剪：当 idx 的长度超过 context_size 时，只传入最后 context_size "
+               "个词元 ID，即 idx[:, -context_size:]",
+    "crop_first": "{where}：它保留的是前 context_size 个词元 ID；应当保留最后的那些，即 idx[:, "
+                  "-context_size:]",
+    "first_position": "{where}：它根据第一个位置的 logits 选出下一个词元；"
+                      "预测下一个词元的是最后一个位置：logits[:, -1, :]",
+    "argmax_wrong_axis": "{where}：argmax 是沿批次计算的（dim=0）；应当沿词汇表计算，即 dim=-1",
 }}

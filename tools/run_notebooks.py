@@ -17,7 +17,7 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = ("notebooks", "exercises", "solutions", "bonus")
+FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 
 
 def execute(path):

@@ -15,7 +15,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "CONTRIBUTING.md"
-FOLDERS = ("notebooks", "exercises", "solutions", "bonus")
+FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 LABEL = "Setup cell"  # the line that introduces the cell's code block in CONTRIBUTING.md
 
 

@@ -6,9 +6,9 @@
     python tools/zh_sync.py todo --all zh/notebooks/02_layer_norm.ipynb   # every prose cell
     python tools/zh_sync.py apply zh/notebooks/02_layer_norm.ipynb /tmp/02.md
 
-zh/ mirrors notebooks/, exercises/, solutions/ and bonus/. A Chinese notebook is its English
-notebook with the prose translated: every code cell, source and outputs, is a copy, and each
-translated markdown cell records in its metadata ("zh": {"en_sha256": ...}) the SHA-256 of the
+zh/ mirrors notebooks/, exercises/, solutions/, practice/ and bonus/. A Chinese notebook is its
+English notebook with the prose translated: every code cell, source and outputs, is a copy, and
+each translated markdown cell records in its metadata ("zh": {"en_sha256": ...}) the SHA-256 of the
 English text it translates. `update` rebuilds each Chinese notebook from its English source: a
 translation is kept while its English text is unchanged (found by that hash, so new cell ids do
 not lose it); a cell whose English is new or changed shows the English text, links adjusted, and
@@ -16,11 +16,12 @@ is marked {"todo": true} (with the earlier translation, if any, under "earlier_t
 tests/test_zh_sync.py fails on any such cell, on any code cell that differs from the English one,
 and on an English notebook without a Chinese one.
 
-Notebooks that use the exercise checks (exercises/, solutions/) get one extra code cell, the
-language switch, after the cell that imports the checks; their feedback outputs then differ
-from the English ones, so `update` re-executes them (tools/run_notebooks.py) whenever their code,
-the English outputs or exercises/checks.py and messages.py change, and strict nbval re-executes
-them in the suite. Every other Chinese notebook has exactly the English code and outputs, so it
+Notebooks that use the exercise checks (exercises/, solutions/) or the component checker
+(practice/, exercises/components.py) get one extra code cell, the language switch, after the cell
+that imports them; their feedback outputs then differ from the English ones, so `update`
+re-executes them (tools/run_notebooks.py) whenever their code, the English outputs or
+exercises/checks.py, components.py and messages.py change, and strict nbval re-executes them in
+the suite. Every other Chinese notebook has exactly the English code and outputs, so it
 adds no kernel time: the root conftest.py keeps nbval away from it.
 
 Translating (the guide, with the glossary, is GLOSSARY.zh.md): `todo` prints the cells to
@@ -48,7 +49,7 @@ import nbformat
 from nbformat.v4 import new_code_cell
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = ("notebooks", "exercises", "solutions", "bonus")
+FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 ZH = "zh"
 KEY = "zh"  # the cell and notebook metadata this tool owns
 
@@ -59,10 +60,14 @@ from exercises import checks
 
 checks.set_language("zh")"""
 IMPORTS_CHECKS = re.compile(
-    r"^(?:from exercises\.checks import|import exercises\.checks|from exercises import checks)",
+    r"^(?:from exercises\.(?:checks|components) import|import exercises\.(?:checks|components)"
+    r"|from exercises import (?:checks|components))",
     re.MULTILINE,
 )
-FEEDBACK = re.compile(r"\b(?:check|review|hint)_\d+_\d+\b")  # calls whose output is in the language
+# Calls whose output is in the language: the exercises' checks and hints, the component checker.
+FEEDBACK = re.compile(
+    r"\b(?:(?:check|review|hint)_\d+_\d+|(?:check|review)_component|(?:compare|review)_models)\b")
+CHECKERS = ("checks.py", "components.py", "messages.py")  # in exercises/: the feedback's source
 
 # The parts of a markdown text that a translation must carry over unchanged.
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -212,7 +217,8 @@ def execution_stamp(zh_notebook, en_notebook, root=ROOT):
     """What a re-executed notebook's outputs depend on: its code, the English outputs, the checks."""
     code = [c.source for c in zh_notebook.cells if c.cell_type == "code"]
     outputs = [shown(c) for c in en_notebook.cells if c.cell_type == "code"]
-    checks = [(root / "exercises" / name).read_text() for name in ("checks.py", "messages.py")]
+    checks = [(root / "exercises" / name).read_text() for name in CHECKERS
+              if (root / "exercises" / name).is_file()]
     return sha256(json.dumps([code, outputs, checks]))
 
 

@@ -90,7 +90,7 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
           on_eval=None):
     """AdamW on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
     and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second."""
-    context_length = model.pos_emb.num_embeddings
+    context_length = model.cfg["context_length"]
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
     history = {"step": [], "train_loss": [], "val_loss": []}

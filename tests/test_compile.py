@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import gpt
-from bonus import gqa, kv_cache, kv_cache_fast, mla, moe, swa
+from bonus import gqa, kv_cache, kv_cache_fast, mla, modern, moe, swa
 from tests.helpers import TINY_CONFIG
 
 CFG = {**TINY_CONFIG, "vocab_size": 500}
@@ -29,9 +29,11 @@ MODELS = {
     "SWA, local:global 1:1": lambda: swa.swa_model(CFG, 3, local_per_global=1),
     "GQA + SWA 1:1": lambda: swa.swa_model(CFG, 3, local_per_global=1, n_kv_groups=2),
     "MoE": lambda: moe.moe_gpt_model({**CFG, "n_experts": 4, "top_k": 2, "shared_expert": True}),
+    "Llama/Qwen3-style": lambda: modern.ModernGPT({**modern.TINY_CONFIG, "vocab_size": 500,
+                                                    "qk_norm": True, "tie_embeddings": True}),
 }
 CACHED = ["KV cache, readable", "GQA", "MLA", "MLA absorbed", "SWA, local:global 1:1",
-          "GQA + SWA 1:1"]
+          "GQA + SWA 1:1", "Llama/Qwen3-style"]
 
 
 def build(name):

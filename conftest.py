@@ -38,7 +38,7 @@ BIG_NOTEBOOKS = {
 }
 
 # Test files whose tests import transformers (a single test elsewhere carries the mark itself).
-TRANSFORMERS_FILES = {"test_hf_interop.py"}
+TRANSFORMERS_FILES = {"test_hf_interop.py", "test_modern_hf.py"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group marks into node ids

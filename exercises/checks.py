@@ -69,10 +69,11 @@ def _render(problems, exercise):
         if len(texts) > 1:  # a value that several mistakes produce
             texts = [_say("several", n=len(texts))] + [
                 _say("numbered", i=i, text=t) for i, t in enumerate(texts, 1)]
-        lines.setdefault((field, " ".join(texts)), []).append(subject)
+        lines.setdefault((field, _say("sep_sentences").join(texts)), []).append(subject)
         codes += [code for code, _ in diagnoses if code not in codes]
+    names, colon = _say("sep_names"), _say("sep_field")  # the language's punctuation
     text = [_say("not_quite")] + [
-        "  - " + ": ".join([w for w in (", ".join(filter(None, subjects)), field) if w] + [line])
+        "  - " + colon.join([w for w in (names.join(filter(None, subjects)), field) if w] + [line])
         for (field, line), subjects in lines.items()]
     return Feedback(False, "\n".join(text), tuple(codes))
 

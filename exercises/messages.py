@@ -10,6 +10,9 @@ MESSAGES = {"en": {
     "not_quite": "Not quite:",
     "several": "this value fits {n} mistakes.",
     "numbered": "({i}) {text}.",
+    "sep_sentences": " ",  # between the sentences of one line of feedback
+    "sep_field": ": ",  # between the subject, the field and the text of a line
+    "sep_names": ", ",  # between the subjects of a line
     "could_not_read": "The check could not read this answer ({error}); compare its form with the "
                       "starter code and run this cell again.",
     "config_changed": "Warning: gpt.GPT_CONFIG_124M was changed in place ({keys}), so all that "
@@ -296,6 +299,9 @@ MESSAGES = {"en": {
     "not_quite": "还不对：",
     "several": "这个值可能来自 {n} 种错误。",
     "numbered": "（{i}）{text}。",
+    "sep_sentences": "",
+    "sep_field": "：",
+    "sep_names": "、",
     "could_not_read": "检查无法读取这个答案（{error}）；请对照起始代码检查它的写法，"
                       "然后重新运行这个单元格。",
     "config_changed": "警告：gpt.GPT_CONFIG_124M 被原地修改了（{keys}），在本次会话中，"
@@ -311,7 +317,7 @@ MESSAGES = {"en": {
     "swapped": "{a} 和 {b} 填反了",
     "hint": "提示 {n}/{total}：{text}",
     "hint_more": "（再运行一次这个单元格，可以看到更具体的提示。）",
-    "no_more_hints": "没有更多提示了：请把你的答案与 solutions/solution_{exercise}.ipynb 对照。",
+    "no_more_hints": "没有更多提示了：请把你的答案与 zh/solutions/solution_{exercise}.ipynb 对照。",
     "hint_repr": "hint_{exercise}：要看提示，请调用它，写成 hint_{exercise}()",
     # exercise 4.1
     "not_attempted_4_1": "尚未作答：把 ff_params 和 att_params 设为你数出的参数量，"
@@ -380,8 +386,7 @@ MESSAGES = {"en": {
     "not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}",
     "site_missing": "不是 nn.Dropout（请沿用 gpt.py 中的模块名称，检查才能找到它）",
     "no_blocks": "应当是一个由块组成的非空 nn.Sequential（请沿用 gpt.py 中的模块名称）",
-    "one_rate": "所有 dropout 的 dropout 率都相同：每个 dropout 都要用配置中属于它自己的 dropout "
-                "率来创建",
+    "one_rate": "各处 dropout 用的都是同一个 dropout 率：创建每一处时，都要从配置中读取它自己的那一项",
     "differs_between_blocks": "各个块的 dropout 率不一样：trf_blocks "
                               "中的所有块都是由同一个类构建的吗？",
     "rate_of_other_site": "用的是 {key} 给出的 dropout 率；这个 dropout 应当读取 {own}",
@@ -396,8 +401,8 @@ MESSAGES = {"en": {
     "hint_4_3_1": "dropout 由三个构造函数创建：gpt.GPTModel 的构造函数创建 drop_emb，"
                   "gpt.TransformerBlock 的创建 drop_shortcut，gpt.MultiHeadAttention 则用传给它的 "
                   "`dropout` 参数作为 dropout 率，创建自己的 dropout。"
-                  "你的两个类创建的部件和创建顺序都与 gpt.py 中的对应类相同；变的只是它们读取的 "
-                  "dropout 率。",
+                  "你的两个类要像 gpt.py 中的对应类那样，按同样的顺序创建同样的部件；"
+                  "要改的只是它们读取的 dropout 率。",
     "hint_4_3_2": "在你的块中，MultiHeadAttention 的 `dropout` 参数取注意力权重的 dropout 率，"
                   "drop_shortcut 取快捷连接的 dropout 率；在你的模型中，drop_emb 取嵌入的 dropout "
                   "率，trf_blocks 堆叠 cfg['n_layers'] 个你的块（而不是读取 drop_rate 的 "

@@ -346,7 +346,8 @@ def test_each_mistake_gets_its_diagnosis(capsys, review, check, make_args, codes
 
 def test_every_diagnosis_is_exercised():
     """Each code of the message table is the expected outcome of some case (or test below)."""
-    framing = {"not_quite", "several", "numbered", "hint", "hint_more", "no_more_hints", "hint_repr"}
+    framing = {"not_quite", "several", "numbered", "hint", "hint_more", "no_more_hints", "hint_repr",
+               "sep_sentences", "sep_field", "sep_names"}
     tested = {code for cases in (CASES_4_1, CASES_4_2, CASES_4_3) for *_, codes in cases
               for code in codes}
     tested |= {"correct_4_1", "correct_4_2", "correct_4_3", "config_changed"}  # tests below
@@ -505,7 +506,8 @@ def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
     for review, _, make_args, codes in (case.values for case in CASES):
         feedback = review(*make_args())
         assert feedback.codes == codes
-        leftover = re.sub(r"\[[^\]]*\]", "", feedback.text)  # the table's texts, params inside
+        # the table's texts, params inside (a separator's too: it keeps the names apart)
+        leftover = re.sub(r"\[[^\]]*\]", " ", feedback.text)
         assert all(labels.match(word) for word in re.findall(r"[A-Za-z][\w.\-]*", leftover)), (
             feedback.text)
 
@@ -536,3 +538,13 @@ def test_chinese_feedback_for_untouched_wrong_and_right_answers(monkeypatch):
     assert review_4_1(None, None).text.startswith("尚未作答")
     assert review_4_1(FF, 12 * ATT).text.startswith("还不对")
     assert review_4_1(FF, ATT).text.startswith("正确")
+
+
+def test_chinese_feedback_uses_chinese_punctuation(monkeypatch):
+    """Sentences joined without a space, full-width colons between subject, field and text."""
+    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
+    checks.set_language("zh")
+    assert review_4_1(FF, 12 * ATT).text.startswith(
+        "还不对：\n  - att_params：这个值可能来自 2 种错误。（1）")
+    text = review_4_2(configs(medium={"n_layers": 36}, xl={"n_layers": 36}), None).text
+    assert text.startswith("还不对：\n  - gpt2-medium、gpt2-xl：n_layers：")

@@ -1,9 +1,12 @@
 """The Chinese edition (zh/) is a complete translation of the current English notebooks.
 
-No kernel runs here: the notebooks are read as files. A Chinese notebook without the exercises'
-language switch has exactly the English code cells, outputs included, so the English notebook's
-strict nbval run covers it; those with the switch are re-executed by nbval themselves. The
-machinery (tools/zh_sync.py) is tested on small notebooks in a temporary folder.
+The translations live in gettext catalogs (locale/zh/.../*.po, kept by tools/zh_sync.py), and
+each Chinese notebook must be exactly what its English notebook and catalog generate, as
+gpt.py must be what the notebooks' export cells generate. No kernel runs here: the notebooks are
+read as files. A Chinese notebook without the exercises' language switch has exactly the English
+code cells, outputs included, so the English notebook's strict nbval run covers it; those with
+the switch are re-executed by nbval themselves. The machinery is tested on small notebooks in a
+temporary folder.
 """
 
 import ast
@@ -12,6 +15,7 @@ import json
 import shutil
 
 import nbformat
+import polib
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
@@ -28,24 +32,25 @@ def audit(en_file):
     return zh_sync.audit(en_file)
 
 
-def test_every_english_notebook_has_a_chinese_one_and_no_other():
+def test_every_english_notebook_has_a_chinese_one_and_a_catalog_and_no_other():
     chinese = set(zh_sync.chinese_notebooks())
     expected = {zh_sync.zh_path(path) for path in ENGLISH}
     assert not expected - chinese, f"no Chinese notebook yet ({SYNC}): {sorted(expected - chinese)}"
     assert not chinese - expected, f"English notebook gone ({SYNC}): {sorted(chinese - expected)}"
+    assert set(zh_sync.catalogs()) == {zh_sync.catalog_path(path) for path in ENGLISH}
 
 
 @pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
-def test_code_cells_are_the_english_ones(en_file):
-    assert not audit(en_file)["code"]
+def test_each_chinese_notebook_is_what_its_catalog_generates(en_file):
+    assert not audit(en_file)["generated"]
 
 
 @pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
-def test_every_prose_cell_translates_the_current_english_text(en_file):
+def test_every_cell_translates_the_current_english_text(en_file):
     found = audit(en_file)
     assert not found["changed"], (
-        "English text changed since these cells were translated; translate them again "
-        f"(`python tools/zh_sync.py todo ...`, then `apply`): {found['changed']}")
+        "English text changed since these cells were translated (fuzzy entries); translate "
+        f"them again (`python tools/zh_sync.py todo ...`, then `apply`): {found['changed']}")
     assert not found["untranslated"], f"not translated yet: {found['untranslated']}"
 
 
@@ -58,6 +63,15 @@ def test_translations_keep_formulas_links_code_and_numbers(en_file):
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_notebooks_with_the_language_switch_ran_with_the_current_code(en_file):
     assert not audit(en_file)["run"]
+
+
+def test_the_learners_code_cells_are_chinese_in_exercises_and_practice():
+    for en_file in ENGLISH:
+        folder = en_file.relative_to(ROOT).parts[0]
+        catalog = polib.pofile(str(zh_sync.catalog_path(en_file)))
+        code = [e for e in catalog if e.comment == zh_sync.CODE_NOTE and not e.obsolete]
+        assert bool(code) == (folder in zh_sync.CODE_FOLDERS), en_file
+        assert all(zh_sync.CHINESE.search(e.msgstr) for e in code), en_file
 
 
 def test_links_in_the_chinese_notebooks_reach_a_file():
@@ -87,6 +101,7 @@ def test_nbval_runs_exactly_the_chinese_notebooks_with_the_switch():
 
 LINKED = ("The model of [notebook 02](02_more.ipynb) has $d^2$ weights, 768 wide; "
           "see [the README](../README.md) and `gpt.py`.")
+STUB = "# TODO: count the parameters\nff_params = None\nprint(\"your count:\", ff_params)"
 
 
 def write_notebook(path, cells):
@@ -109,7 +124,9 @@ def repo(tmp_path):
     ])
     write_notebook(tmp_path / "exercises" / "exercise_4_1.ipynb", [
         new_markdown_cell("# Exercise 4.1\n\nCount the parameters.", id="ex-title"),
+        new_code_cell("# Colab only: the setup cell\nimport os", id="setup"),
         new_code_cell("from exercises.checks import check_4_1", id="imports"),
+        code_cell(STUB, "your count: None\n", "stub"),
         code_cell("print(3 * 3)", "9\n", "mul"),
         code_cell("check_4_1(None)", "Not attempted yet\n", "feedback"),
     ])
@@ -120,6 +137,10 @@ def repo(tmp_path):
 
 def notebook_path(repo, name="notebooks/01_demo.ipynb", zh=True):
     return repo / ("zh/" if zh else "") / name
+
+
+def catalog(repo, name="notebooks/01_demo.ipynb"):
+    return polib.pofile(str(zh_sync.catalog_path(repo / name, repo)))
 
 
 def edit_cell(path, cell_id, **changes):
@@ -134,57 +155,74 @@ def translate_title(repo):
     zh_sync.apply(notebook_path(repo), {"title": "# 4.1 标题\n\n两句说明。"}, repo)
 
 
-def test_update_copies_the_code_and_shows_english_where_no_translation_exists(repo):
+def test_update_writes_a_catalog_and_shows_english_where_no_translation_exists(repo):
     zh_sync.update(repo, run=False)
     english = zh_sync.read(notebook_path(repo, zh=False))
     chinese = zh_sync.read(notebook_path(repo))
     assert chinese.cells[1] == english.cells[1]
     assert chinese.cells[0].source == english.cells[0].source
+    entries = [(e.msgctxt, e.msgid, e.msgstr) for e in catalog(repo)]
+    assert entries == [("title", english.cells[0].source, ""), ("linked", LINKED, "")]
     found = zh_sync.audit(notebook_path(repo, zh=False), repo)
-    assert found["untranslated"] == ["title", "linked"] and not found["code"]
+    assert found["untranslated"] == ["title", "linked"] and not found["generated"]
 
 
-def test_a_translation_lasts_until_its_english_text_changes(repo):
+def test_a_changed_english_cell_makes_its_entry_fuzzy_and_fails_the_audit(repo):
     en_file = notebook_path(repo, zh=False)
     zh_sync.update(repo, run=False)
     translate_title(repo)
     assert zh_sync.audit(en_file, repo)["untranslated"] == ["linked"]
-    zh_sync.update(repo, run=False)
     assert zh_sync.read(notebook_path(repo)).cells[0].source.startswith("# 4.1 标题")
 
     edit_cell(en_file, "title", source="# 4.1 A title\n\nTwo changed sentences.")
-    assert zh_sync.audit(en_file, repo)["changed"] == ["title"]  # before any update
+    found = zh_sync.audit(en_file, repo)
+    assert found["changed"] == ["title"] and found["generated"]  # before any update
     zh_sync.update(repo, run=False)
-    title = zh_sync.read(notebook_path(repo)).cells[0]
-    assert title.source.endswith("Two changed sentences.")  # the English, meanwhile
-    assert title.metadata["zh"] == {"todo": True, "earlier_translation": "# 4.1 标题\n\n两句说明。"}
-    assert zh_sync.audit(en_file, repo)["untranslated"] == ["title", "linked"]
+    entry = catalog(repo)[0]
+    assert "fuzzy" in entry.flags and entry.msgstr == "# 4.1 标题\n\n两句说明。"
+    assert entry.previous_msgid == "# 4.1 A title\n\nTwo sentences of prose."
+    assert zh_sync.read(notebook_path(repo)).cells[0].source.endswith("Two changed sentences.")
+    assert zh_sync.audit(en_file, repo)["changed"] == ["title"]
 
 
-def test_a_translation_follows_its_english_text_to_a_new_cell_id(repo):
+def test_a_removed_cell_becomes_obsolete_and_its_translation_follows_a_new_id(repo):
+    en_file = notebook_path(repo, zh=False)
     zh_sync.update(repo, run=False)
     translate_title(repo)
-    edit_cell(notebook_path(repo, zh=False), "title", id="regenerated")
+    edit_cell(en_file, "title", id="regenerated")
     zh_sync.update(repo, run=False)
+    entries = {e.msgctxt: e for e in catalog(repo)}
+    assert entries["title"].obsolete and entries["regenerated"].msgstr.startswith("# 4.1 标题")
     assert zh_sync.read(notebook_path(repo)).cells[0].source.startswith("# 4.1 标题")
 
 
+def test_a_hand_edited_chinese_notebook_is_caught(repo):
+    en_file = notebook_path(repo, zh=False)
+    zh_sync.update(repo, run=False)
+    translate_title(repo)
+    edit_cell(notebook_path(repo), "title", source="# 4.1 另一个标题\n\n两句说明。")
+    assert zh_sync.audit(en_file, repo)["generated"] == [
+        "zh/notebooks/01_demo.ipynb differs from what its catalog generates: run "
+        "`python tools/zh_sync.py`"]
+    zh_sync.update(repo, run=False)
+    edit_cell(notebook_path(repo), "add", source="print(2 + 3)")
+    assert zh_sync.audit(en_file, repo)["generated"]
+
+
 def test_the_pilot_fails_when_one_english_cell_changes(tmp_path):
-    """On a copy of notebooks/02_layer_norm.ipynb and its translation: edit one English cell."""
+    """On a copy of notebooks/02_layer_norm.ipynb, its catalog and its translation."""
     name = "notebooks/02_layer_norm.ipynb"
-    for path in (name, f"zh/{name}"):
-        (tmp_path / path).parent.mkdir(parents=True)
+    for path in (name, f"zh/{name}", zh_sync.catalog_path(ROOT / name).relative_to(ROOT)):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
-    zh_sync.update(tmp_path, run=False)
     en_file = tmp_path / name
-    before = zh_sync.audit(en_file, tmp_path)
+    assert zh_sync.audit(en_file, tmp_path) == {k: [] for k in zh_sync.audit(en_file, tmp_path)}
     english = zh_sync.read(en_file)
-    cell = next(c for c in english.cells if c.cell_type == "markdown"
-                and c.id not in before["changed"] + before["untranslated"])
+    cell = next(c for c in english.cells if c.cell_type == "markdown")
     cell.source += " One more sentence."
     nbformat.write(english, en_file)
     after = zh_sync.audit(en_file, tmp_path)
-    assert set(after["changed"]) == set(before["changed"]) | {cell.id}
+    assert after["changed"] == [cell.id] and after["generated"]
 
 
 def test_apply_refuses_a_translation_of_english_text_changed_since_todo(repo, tmp_path):
@@ -203,11 +241,26 @@ def test_apply_refuses_a_translation_of_english_text_changed_since_todo(repo, tm
 
 def test_apply_refuses_a_translation_that_drops_a_formula_and_writes_nothing(repo):
     zh_sync.update(repo, run=False)
-    before = notebook_path(repo).read_text()
+    before = zh_sync.catalog_path(notebook_path(repo, zh=False), repo).read_text()
     dropped = "[笔记本 02](02_more.ipynb) 的模型有很多权重，宽 768；见 [README](../../README.zh.md) 和 `gpt.py`。"
     with pytest.raises(ValueError, match=r"formula missing: \$d\^2\$"):
         zh_sync.apply(notebook_path(repo), {"title": "# 4.1 标题\n\n两句。", "linked": dropped}, repo)
-    assert notebook_path(repo).read_text() == before
+    assert zh_sync.catalog_path(notebook_path(repo, zh=False), repo).read_text() == before
+
+
+def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
+    name = "exercises/exercise_4_1.ipynb"
+    zh_sync.update(repo, run=False)
+    entries = {e.msgctxt: e for e in catalog(repo, name)}
+    assert set(entries) == {"ex-title", "stub"}  # not the setup cell, not code without words
+    assert entries["stub"].comment == zh_sync.CODE_NOTE
+    chinese = "# TODO：统计参数量\nff_params = None\nprint(\"你的结果：\", ff_params)"
+    zh_sync.apply(notebook_path(repo, name), {"stub": chinese}, repo)
+    assert zh_sync.read(notebook_path(repo, name)).cells[4].source == chinese  # after the switch
+    with pytest.raises(ValueError, match="the code changed"):
+        zh_sync.apply(notebook_path(repo, name), {"stub": chinese.replace("None", "0")}, repo)
+    with pytest.raises(ValueError, match="does not parse"):
+        zh_sync.apply(notebook_path(repo, name), {"stub": "print(\"没有括号\""}, repo)
 
 
 @pytest.mark.parametrize("chinese, problem", [
@@ -234,30 +287,23 @@ def test_links_leave_the_chinese_folder_except_to_notebooks():
     assert zh_sync.zh_link("../gpt.py", en_file) == "../../gpt.py"
 
 
-def test_a_changed_code_cell_or_output_is_caught(repo):
-    en_file = notebook_path(repo, zh=False)
-    zh_sync.update(repo, run=False)
-    edit_cell(notebook_path(repo), "add", source="print(2 + 3)")
-    assert zh_sync.audit(en_file, repo)["code"] == ["add: the code differs from the English cell"]
-    zh_sync.update(repo, run=False)
-    edit_cell(notebook_path(repo), "add", outputs=[new_output("stream", name="stdout", text="5\n")])
-    assert zh_sync.audit(en_file, repo)["code"] == ["add: outputs or metadata differ from the English cell"]
-
-
 def test_exercises_get_the_switch_and_may_differ_only_in_feedback(repo):
     name = "exercises/exercise_4_1.ipynb"
     en_file = notebook_path(repo, name, zh=False)
     pending = zh_sync.update(repo, run=False)
     assert pending == [notebook_path(repo, name)]
     chinese = zh_sync.read(notebook_path(repo, name))
-    assert [c.id for c in chinese.cells] == ["ex-title", "imports", zh_sync.SWITCH_ID, "mul", "feedback"]
+    assert [c.id for c in chinese.cells] == ["ex-title", "setup", "imports", zh_sync.SWITCH_ID,
+                                             "stub", "mul", "feedback"]
     assert zh_sync.audit(en_file, repo)["run"]  # not executed yet
 
+    chinese.metadata["zh"] = {"executed_for": zh_sync.execution_stamp(chinese, zh_sync.read(en_file), repo)}
+    nbformat.write(chinese, notebook_path(repo, name))
     chinese_feedback = [new_output("stream", name="stdout", text="尚未作答\n")]
     edit_cell(notebook_path(repo, name), "feedback", outputs=chinese_feedback)
-    assert not zh_sync.audit(en_file, repo)["code"]
+    assert not zh_sync.audit(en_file, repo)["generated"]
     edit_cell(notebook_path(repo, name), "mul", outputs=chinese_feedback)
-    assert zh_sync.audit(en_file, repo)["code"] == [
+    assert zh_sync.audit(en_file, repo)["generated"] == [
         "mul: outputs differ from the English ones (not a check's feedback)"]
 
 
@@ -266,11 +312,12 @@ def test_without_a_chinese_message_table_nothing_is_executed(repo, capsys):
     assert 'no "zh" table yet' in capsys.readouterr().out
 
 
-def test_a_chinese_notebook_whose_english_one_is_gone_is_removed(repo):
+def test_a_chinese_notebook_and_catalog_whose_english_one_is_gone_are_removed(repo):
     zh_sync.update(repo, run=False)
     notebook_path(repo, zh=False).unlink()
     zh_sync.update(repo, run=False)
     assert not notebook_path(repo).exists()
+    assert not zh_sync.catalog_path(notebook_path(repo, zh=False), repo).exists()
 
 
 def test_translations_read_from_blocks_or_json(tmp_path):

@@ -1,57 +1,67 @@
-"""Keep the Chinese edition (zh/) in step with the English notebooks.
+"""Keep the Chinese edition (zh/) in step with the English notebooks, through gettext catalogs.
 
-    python tools/zh_sync.py                          # update every zh notebook from its English one
-    python tools/zh_sync.py status                   # per notebook: translated, changed, new cells
+    python tools/zh_sync.py                          # update the catalogs, regenerate zh/
+    python tools/zh_sync.py status                   # per catalog: translated, fuzzy, new
     python tools/zh_sync.py todo zh/notebooks/02_layer_norm.ipynb > /tmp/02.md
-    python tools/zh_sync.py todo --all zh/notebooks/02_layer_norm.ipynb   # every prose cell
+    python tools/zh_sync.py todo --all zh/notebooks/02_layer_norm.ipynb   # every entry
     python tools/zh_sync.py apply zh/notebooks/02_layer_norm.ipynb /tmp/02.md
 
-zh/ mirrors notebooks/, exercises/, solutions/, practice/ and bonus/. A Chinese notebook is its
-English notebook with the prose translated: every code cell, source and outputs, is a copy, and
-each translated markdown cell records in its metadata ("zh": {"en_sha256": ...}) the SHA-256 of the
-English text it translates. `update` rebuilds each Chinese notebook from its English source: a
-translation is kept while its English text is unchanged (found by that hash, so new cell ids do
-not lose it); a cell whose English is new or changed shows the English text, links adjusted, and
-is marked {"todo": true} (with the earlier translation, if any, under "earlier_translation").
-tests/test_zh_sync.py fails on any such cell, on any code cell that differs from the English one,
-and on an English notebook without a Chinese one.
+The translations live in gettext catalogs, one per English notebook: locale/zh/<folder>/<name>.po
+(polib reads and writes them; Poedit, Weblate and the gettext tools edit them too). Each entry is
+one cell: its context (msgctxt) is the cell id, msgid the English text, msgstr the Chinese. The
+entries are the markdown cells, and in exercises/ and practice/ also the code cells a learner
+works in (comments, docstrings and printed strings are translated; the code must stay the same,
+which is checked on its syntax tree). `update` brings each catalog in step with its notebook: a
+new cell becomes an empty entry (or takes the translation of the same English text found in any
+catalog), a changed English text makes its entry fuzzy with the previous msgid kept, and the
+entry of a removed cell becomes obsolete. It then generates each Chinese notebook from its
+English notebook and catalog: a copy in which every translated cell reads Chinese and every other
+shows its English text (links adjusted), and a notebook that uses the checks gets the language
+switch. tests/test_zh_sync.py fails on any fuzzy or untranslated entry, on a translation that
+loses a formula, a link, a number or a line of code, and on a Chinese notebook that differs from
+what its catalog generates.
 
-Notebooks that use the exercise checks (exercises/, solutions/) or the component checker
-(practice/, exercises/components.py) get one extra code cell, the language switch, after the cell
-that imports them; their feedback outputs then differ from the English ones, so `update`
-re-executes them (tools/run_notebooks.py) whenever their code, the English outputs or
-exercises/checks.py, components.py and messages.py change, and strict nbval re-executes them in
-the suite. Every other Chinese notebook has exactly the English code and outputs, so it
-adds no kernel time: the root conftest.py keeps nbval away from it.
+Notebooks that use the exercise checks or the component checker (exercises/, solutions/,
+practice/) get one extra code cell, the language switch, after the cell that imports them; their
+outputs then differ from the English ones, so `update` re-executes them (tools/run_notebooks.py)
+whenever their code, the English outputs or the checker's files change, and strict nbval
+re-executes them in the suite. Every other Chinese notebook has exactly the English code and
+outputs, so it adds no kernel time: the root conftest.py keeps nbval away from it.
 
-Translating (the guide, with the glossary, is GLOSSARY.zh.md): `todo` prints the cells to
-translate as blocks, each a line `=== <cell id> en:<hash prefix>` followed by the English text;
-replace the English with Chinese and `apply` the file (or a JSON object {"<cell id>": "<Chinese
-text>"}). Lines starting with `%% ` are notes and are ignored; the hash prefix lets `apply` refuse
-a translation whose English text changed after `todo` printed it. `apply` sets the Chinese text of those cells
-and stamps each with the hash of the current English text, after checking that the translation
-keeps the English cell's formulas, link targets, code spans, code blocks, numbers and headings;
-if any cell fails a check, nothing is written.
+Translating (the guide, with the glossary, is GLOSSARY.zh.md): edit the .po file, or let `todo`
+print the entries to translate as blocks, each a line `=== <cell id> en:<hash prefix>` followed
+by the English text; replace the English with Chinese and `apply` the file (or a JSON object
+{"<cell id>": "<Chinese text>"}). Lines starting with `%% ` are notes and are ignored; the hash
+prefix lets `apply` refuse a translation whose English text changed after `todo` printed it.
+`apply` checks every translation before it writes any.
 """
 
 import argparse
+import ast
 import copy
 import hashlib
+import io
 import json
 import os
 import re
 import runpy
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import nbformat
+import polib
 from nbformat.v4 import new_code_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
+CODE_FOLDERS = ("exercises", "practice")  # where the learner's code cells are translated too
 ZH = "zh"
-KEY = "zh"  # the cell and notebook metadata this tool owns
+LOCALE = Path("locale") / "zh"
+KEY = "zh"  # the notebook metadata this tool owns
+WRAP = 100  # line width of the catalogs' msgid/msgstr lines
+CODE_NOTE = "code: translate the comments and strings only; the code stays as it is"
 
 SWITCH_ID = "zh-language-switch"
 SWITCH_SOURCE = """\
@@ -81,6 +91,7 @@ HEADING = re.compile(r"^(#{1,6}) ", re.MULTILINE)
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 WRAPPED = re.compile(r"[\u4e00-\u9fff，、：；]\n[\u4e00-\u9fff]")  # a paragraph broken mid-sentence
 ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'-]*(?:[ ,]+[A-Za-z][A-Za-z'-]*){5,}")  # six words
+WORDS = re.compile(r"[A-Za-z]+ [A-Za-z]+")  # a comment or string with words in it
 
 
 def sha256(text):
@@ -99,12 +110,20 @@ def chinese_notebooks(root=ROOT):
     return sorted(path for folder in FOLDERS for path in (root / ZH / folder).glob("*.ipynb"))
 
 
+def catalogs(root=ROOT):
+    return sorted(path for folder in FOLDERS for path in (root / LOCALE / folder).glob("*.po"))
+
+
 def zh_path(en_path, root=ROOT):
     return root / ZH / en_path.relative_to(root)
 
 
 def en_path_of(zh_file, root=ROOT):
     return root / Path(zh_file).resolve().relative_to((root / ZH).resolve())
+
+
+def catalog_path(en_path, root=ROOT):
+    return root / LOCALE / en_path.relative_to(root).with_suffix(".po")
 
 
 def uses_checks(notebook):
@@ -186,31 +205,132 @@ def translation_problems(english, chinese):
     return problems
 
 
+class _StringsBlanked(ast.NodeTransformer):
+    def visit_Constant(self, node):
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+
+def code_shape(source):
+    """The syntax tree of `source` with every string emptied (comments are not in it)."""
+    return ast.dump(_StringsBlanked().visit(ast.parse(source)))
+
+
+def code_problems(english, chinese):
+    """Why `chinese` is not `english` with only its comments and strings translated."""
+    try:
+        same = code_shape(chinese) == code_shape(english)
+    except SyntaxError as err:
+        return [f"the translated code does not parse: {err.msg} (line {err.lineno})"]
+    return [] if same else ["the code changed: translate only comments and strings"]
+
+
 def english_runs(chinese):
     """Runs of six or more English words in the prose: most likely left untranslated."""
     return ENGLISH_RUN.findall(carried_parts(chinese)[1])
 
 
-# ---- building a Chinese notebook ---------------------------------------------------------------
+# ---- the catalogs ------------------------------------------------------------------------------
 
 
-def translations(notebook):
-    """{hash of the English text: Chinese text} of the notebook's translated cells."""
-    found = {}
-    for cell in notebook.cells:
-        stamp = cell.metadata.get(KEY, {}).get("en_sha256")
-        if cell.cell_type == "markdown" and stamp:
-            found.setdefault(stamp, cell.source)
-    return found
+def translatable(cell, index_of_code, en_file, root=ROOT):
+    """Whether a cell has an entry: prose always; in CODE_FOLDERS, code with words in it (not
+    the setup cell, the first code cell, which is the same everywhere)."""
+    if cell.cell_type == "markdown":
+        return True
+    folder = en_file.relative_to(root).parts[0]
+    if cell.cell_type != "code" or folder not in CODE_FOLDERS or index_of_code == 0:
+        return False
+    try:
+        code_shape(cell.source)
+        tokens = list(tokenize.generate_tokens(io.StringIO(cell.source).readline))
+    except (SyntaxError, tokenize.TokenError):  # IPython magics: leave the cell as it is
+        return False
+    return any(t.type in (tokenize.COMMENT, tokenize.STRING) and WORDS.search(t.string)
+               for t in tokens)
 
 
-def translation_pool(notebooks):
-    """{hash of an English text: its translation} over all the notebooks, the first one found."""
+def entry_cells(english, en_file, root=ROOT):
+    code = [c for c in english.cells if c.cell_type == "code"]
+    return [c for c in english.cells if translatable(
+        c, code.index(c) if c.cell_type == "code" else None, en_file, root)]
+
+
+def is_translated(entry):
+    return bool(entry.msgstr) and "fuzzy" not in entry.flags and not entry.obsolete
+
+
+def new_catalog(en_file, root=ROOT):
+    catalog = polib.POFile(wrapwidth=WRAP)
+    catalog.header = (f"Chinese translation of {en_file.relative_to(root).as_posix()}: one entry "
+                      f"per cell, msgctxt = the cell id.\nKept by tools/zh_sync.py; see its "
+                      "docstring and GLOSSARY.zh.md.")
+    catalog.metadata = {"Project-Id-Version": "llm-ch4", "Language": "zh_CN",
+                        "MIME-Version": "1.0", "Content-Type": "text/plain; charset=UTF-8",
+                        "Content-Transfer-Encoding": "8bit"}
+    return catalog
+
+
+def load_catalog(en_file, root=ROOT):
+    path = catalog_path(en_file, root)
+    return polib.pofile(str(path), wrapwidth=WRAP) if path.is_file() else new_catalog(en_file, root)
+
+
+def pool_of(catalog_files):
+    """{English text: Chinese} over the translated entries (obsolete ones too) of the catalogs."""
     pool = {}
-    for notebook in notebooks:
-        for stamp, chinese in translations(notebook).items():
-            pool.setdefault(stamp, chinese)
+    for path in catalog_files:
+        for entry in polib.pofile(str(path)):
+            if entry.msgstr and "fuzzy" not in entry.flags:
+                pool.setdefault(entry.msgid, entry.msgstr)
     return pool
+
+
+def synced(catalog, english, en_file, pool, root=ROOT):
+    """The catalog with one entry per translatable cell of `english`, in its order.
+
+    A changed English text makes its entry fuzzy, keeping the earlier msgid as previous_msgid
+    and the earlier translation as msgstr; entries of removed cells become obsolete.
+    """
+    entries = {e.msgctxt: e for e in catalog}
+    result = new_catalog(en_file, root)
+    result.header, result.metadata = catalog.header or result.header, catalog.metadata or result.metadata
+    cells = entry_cells(english, en_file, root)
+    for cell in cells:
+        entry = copy.deepcopy(entries.get(cell.id)) or polib.POEntry(msgctxt=cell.id, msgid="")
+        entry.obsolete = False
+        if entry.msgid != cell.source:
+            if entry.msgstr and "fuzzy" not in entry.flags:
+                entry.previous_msgid = entry.msgid
+            if entry.msgstr:
+                entry.flags = sorted(set(entry.flags) | {"fuzzy"})
+            entry.msgid = cell.source
+            if cell.source in pool:  # the same English text, translated elsewhere
+                entry.msgstr, entry.flags, entry.previous_msgid = pool[cell.source], [], None
+        entry.comment = CODE_NOTE if cell.cell_type == "code" else ""
+        result.append(entry)
+    ids = {cell.id for cell in cells}
+    for entry in catalog:
+        if entry.msgctxt not in ids and entry.msgstr:  # keep a removed cell's translation
+            gone = copy.deepcopy(entry)
+            gone.obsolete = True
+            result.append(gone)
+    return result
+
+
+def catalog_text(catalog):
+    return str(catalog).rstrip("\n") + "\n"
+
+
+def save_if_changed(catalog, path):
+    text = catalog_text(catalog)
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return True
+
+
+# ---- generating a Chinese notebook -------------------------------------------------------------
 
 
 def execution_stamp(zh_notebook, en_notebook, root=ROOT):
@@ -236,39 +356,26 @@ def shown(cell):
     return outputs
 
 
-def build(en_file, old, pool, root=ROOT):
-    """The Chinese notebook for `en_file`; `old` is the current one (or None), `pool` maps hashes
-    of English texts to translations found anywhere in zh/. Returns (notebook, needs a run)."""
+def build(en_file, catalog, old, root=ROOT):
+    """The Chinese notebook for `en_file` from its (synced) catalog; `old` is the current one
+    (or None), whose outputs a notebook with the switch keeps while its stamp holds. Returns
+    (notebook, needs a run)."""
     english = read(en_file)
     notebook = copy.deepcopy(english)
-    old_cells = {c.get("id"): c for c in old.cells} if old else {}
-    pool = {**pool, **(translations(old) if old else {})}  # this notebook's own come first
+    entries = {e.msgctxt: e for e in catalog if not e.obsolete}
     for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            continue
-        stamp = sha256(cell.source)
-        before = old_cells.get(cell.id)
-        before_meta = before.metadata.get(KEY, {}) if before is not None else {}
-        if before_meta.get("en_sha256") == stamp:
-            chinese = before.source
-        else:
-            chinese = pool.get(stamp)
-        if chinese is not None:
-            cell.source = chinese
-            cell.metadata[KEY] = {"en_sha256": stamp}
-            continue
-        cell.source = english_for_zh(cell.source, en_file, root)
-        cell.metadata[KEY] = {"todo": True}
-        earlier = before.source if before_meta.get("en_sha256") else before_meta.get(
-            "earlier_translation")
-        if earlier:
-            cell.metadata[KEY]["earlier_translation"] = earlier
+        entry = entries.get(cell.id)
+        if entry is not None and is_translated(entry) and entry.msgid == cell.source:
+            cell.source = entry.msgstr
+        elif cell.cell_type == "markdown":
+            cell.source = english_for_zh(cell.source, en_file, root)
     if not uses_checks(english):
         return notebook, False
     notebook.cells.insert(switch_index(notebook), new_code_cell(SWITCH_SOURCE, id=SWITCH_ID))
     stamp = execution_stamp(notebook, english, root)
     if old is None or old.metadata.get(KEY, {}).get("executed_for") != stamp:
         return notebook, True
+    old_cells = {c.get("id"): c for c in old.cells}
     for cell in notebook.cells:  # unchanged since the last run: keep its outputs
         if cell.cell_type == "code" and cell.id in old_cells:
             cell.outputs = old_cells[cell.id].outputs
@@ -277,10 +384,14 @@ def build(en_file, old, pool, root=ROOT):
     return notebook, False
 
 
-def write_if_changed(notebook, path):
+def notebook_text(notebook):
     nbformat.validate(notebook)
     text = nbformat.writes(notebook)
-    text += "" if text.endswith("\n") else "\n"
+    return text if text.endswith("\n") else text + "\n"
+
+
+def write_if_changed(notebook, path):
+    text = notebook_text(notebook)
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -314,22 +425,33 @@ def run_pending(pending, root=ROOT):
         execute(zh_file, root)
 
 
+def update_one(en_file, pool, root=ROOT):
+    """Sync the catalog of `en_file`, save it, regenerate its Chinese notebook; needs a run?"""
+    catalog = synced(load_catalog(en_file, root), read(en_file), en_file, pool, root)
+    path = catalog_path(en_file, root)
+    if save_if_changed(catalog, path):
+        print(f"updated: {path.relative_to(root)}")
+    zh_file = zh_path(en_file, root)
+    notebook, needs_run = build(en_file, catalog, read(zh_file) if zh_file.is_file() else None,
+                                root)
+    if write_if_changed(notebook, zh_file):
+        print(f"updated: {zh_file.relative_to(root)}")
+    return needs_run
+
+
 def update(root=ROOT, run=True):
-    """Rebuild every Chinese notebook; remove those whose English notebook is gone."""
-    existing = {path: read(path) for path in chinese_notebooks(root)}
-    pool = translation_pool(existing.values())
-    pending = []
-    for en_file in english_notebooks(root):
-        zh_file = zh_path(en_file, root)
-        notebook, needs_run = build(en_file, existing.get(zh_file), pool, root)
-        if write_if_changed(notebook, zh_file):
-            print(f"updated: {zh_file.relative_to(root)}")
-        if needs_run:
-            pending.append(zh_file)
-    for zh_file in existing:
+    """Sync every catalog and regenerate every Chinese notebook; remove those of gone notebooks."""
+    pool = pool_of(catalogs(root))
+    pending = [zh_path(en_file, root) for en_file in english_notebooks(root)
+               if update_one(en_file, pool, root)]
+    for zh_file in chinese_notebooks(root):
         if not en_path_of(zh_file, root).is_file():
             zh_file.unlink()
             print(f"removed (its English notebook is gone): {zh_file.relative_to(root)}")
+    for path in catalogs(root):
+        if not (root / path.relative_to(root / LOCALE).with_suffix(".ipynb")).is_file():
+            path.unlink()
+            print(f"removed (its English notebook is gone): {path.relative_to(root)}")
     if run:
         run_pending(pending, root)
     return pending
@@ -371,73 +493,72 @@ def read_translations(path):
     return translations
 
 
+def problems_of(entry, chinese, en_file, root=ROOT):
+    """What is wrong with `chinese` as the translation of `entry`'s English text."""
+    if entry.comment == CODE_NOTE:
+        return code_problems(entry.msgid, chinese)
+    return translation_problems(english_for_zh(entry.msgid, en_file, root), chinese)
+
+
 def apply(zh_file, chinese_by_id, root=ROOT):
-    """Set the Chinese text of the given cells, each stamped with its current English hash.
+    """Set the Chinese text of the given cells in the catalog, then regenerate the notebook.
 
     `chinese_by_id` maps cell ids to the Chinese text, or to {"zh": text, "en_sha256": prefix}
     where prefix starts the hash of the English text that was translated."""
     en_file = en_path_of(zh_file, root)
     if not en_file.is_file():
         raise ValueError(f"{zh_file}: no English notebook {en_file.relative_to(root)}")
-    old = read(zh_file) if Path(zh_file).is_file() else None
-    notebook, needs_run = build(en_file, old, {}, root)
-    english = {c.id: c for c in read(en_file).cells}
-    cells = {c.id: c for c in notebook.cells}
+    catalog = synced(load_catalog(en_file, root), read(en_file), en_file, {}, root)
+    entries = {e.msgctxt: e for e in catalog if not e.obsolete}
     errors = []
     for cell_id, value in chinese_by_id.items():
         chinese, translated = (value.get("zh"), value.get("en_sha256")) if isinstance(
             value, dict) else (value, None)
-        cell = cells.get(cell_id)
+        entry = entries.get(cell_id)
         if not isinstance(chinese, str):
             errors.append(f"{cell_id}: the translation must be a string")
             continue
-        if cell is None or cell.cell_type != "markdown":
-            errors.append(f"{cell_id}: no markdown cell with this id in {en_file.relative_to(root)}")
+        if entry is None:
+            errors.append(f"{cell_id}: no entry for this cell id in {en_file.relative_to(root)}")
             continue
-        stamp = sha256(english[cell_id].source)
-        if translated and not stamp.startswith(translated):
+        if translated and not sha256(entry.msgid).startswith(translated):
             errors.append(f"{cell_id}: its English text changed since `todo` printed it; run "
                           "`todo` again and translate the new text")
             continue
         chinese = chinese.strip("\n").rstrip()
-        problems = translation_problems(english_for_zh(english[cell_id].source, en_file, root),
-                                        chinese)
-        errors += [f"{cell_id}: {problem}" for problem in problems]
-        cell.source = chinese
-        cell.metadata[KEY] = {"en_sha256": stamp}
-        for run_of_words in english_runs(chinese):
-            print(f"note, {cell_id}: English left in the prose? {run_of_words!r}")
-        if WRAPPED.search(chinese):
-            print(f"note, {cell_id}: a line break inside a Chinese paragraph shows as a space")
+        errors += [f"{cell_id}: {problem}" for problem in problems_of(entry, chinese, en_file, root)]
+        entry.msgstr, entry.flags, entry.previous_msgid = chinese, [], None
+        if entry.comment != CODE_NOTE:
+            for run_of_words in english_runs(chinese):
+                print(f"note, {cell_id}: English left in the prose? {run_of_words!r}")
+            if WRAPPED.search(chinese):
+                print(f"note, {cell_id}: a line break inside a Chinese paragraph shows as a space")
     if errors:
         raise ValueError("nothing written:\n  " + "\n  ".join(errors))
-    write_if_changed(notebook, Path(zh_file))
-    if needs_run:
-        run_pending([Path(zh_file)], root)
+    save_if_changed(catalog, catalog_path(en_file, root))
+    if update_one(en_file, {}, root):
+        run_pending([zh_path(en_file, root)], root)
     return len(chinese_by_id)
 
 
 def todo(zh_file, everything=False, root=ROOT):
-    """The cells to translate as `=== <cell id>` blocks (every markdown cell with everything)."""
+    """The entries to translate as `=== <cell id>` blocks (every entry with everything)."""
     en_file = en_path_of(zh_file, root)
-    old = read(zh_file) if Path(zh_file).is_file() else None
-    notebook, _ = build(en_file, old, {}, root)
-    english = {c.id: c for c in read(en_file).cells}
+    catalog = synced(load_catalog(en_file, root), read(en_file), en_file, {}, root)
     blocks = []
-    for cell in notebook.cells:
-        meta = cell.metadata.get(KEY, {})
-        if cell.cell_type != "markdown" or not (everything or meta.get("todo")):
+    for entry in (e for e in catalog if not e.obsolete):
+        if not everything and is_translated(entry):
             continue
-        notes = []
-        if meta.get("earlier_translation"):
-            notes = ["English changed since this cell was translated. The earlier translation:"]
-            notes += meta["earlier_translation"].splitlines()
-        elif not meta.get("todo"):
-            notes = ["Translated. The English text:"]
-            notes += english_for_zh(english[cell.id].source, en_file, root).splitlines()
-        header = f"=== {cell.id} en:{sha256(english[cell.id].source)[:12]}"
-        lines = [header] + [f"%% {note}".rstrip() for note in notes] + [cell.source, ""]
-        blocks.append("\n".join(lines))
+        notes = [CODE_NOTE] if entry.comment == CODE_NOTE else []
+        if entry.msgstr and "fuzzy" in entry.flags:
+            notes += ["English changed since this cell was translated. The earlier translation:"]
+            notes += entry.msgstr.splitlines()
+        elif entry.msgstr:
+            notes += ["Translated. The English text:"] + entry.msgid.splitlines()
+        text = entry.msgstr if is_translated(entry) else (
+            entry.msgid if entry.comment == CODE_NOTE else english_for_zh(entry.msgid, en_file, root))
+        header = f"=== {entry.msgctxt} en:{sha256(entry.msgid)[:12]}"
+        blocks.append("\n".join([header] + [f"%% {n}".rstrip() for n in notes] + [text, ""]))
     return "\n".join(blocks)
 
 
@@ -447,76 +568,75 @@ def todo(zh_file, everything=False, root=ROOT):
 def audit(en_file, root=ROOT):
     """What keeps the Chinese notebook of `en_file` from being a complete, current translation.
 
-    Returns {"code": [...], "run": [...], "untranslated": [cell ids], "changed": [cell ids],
-    "text": [...]}: code cells that differ from the English ones, a notebook with the language
-    switch whose outputs are not from its current code, prose cells never translated or whose
-    English changed since, and translations that lose a formula, a link, a number, ...
+    Returns {"generated": [...], "run": [...], "untranslated": [cell ids], "changed": [cell ids],
+    "text": [...]}: a catalog or notebook out of step with the English one, a notebook with the
+    switch whose outputs are not from its current code, cells without a translation or whose
+    English changed since, and translations that lose a formula, a link, a number, the code ...
     """
-    found = {"code": [], "run": [], "untranslated": [], "changed": [], "text": []}
-    zh_file = zh_path(en_file, root)
-    if not zh_file.is_file():
-        found["code"].append(f"no {zh_file.relative_to(root)}: run `python tools/zh_sync.py`")
+    found = {"generated": [], "run": [], "untranslated": [], "changed": [], "text": []}
+    zh_file, path = zh_path(en_file, root), catalog_path(en_file, root)
+    if not zh_file.is_file() or not path.is_file():
+        found["generated"].append(f"no {zh_file.relative_to(root)} or no catalog "
+                                  f"{path.relative_to(root)}: run `python tools/zh_sync.py`")
         return found
-    english, chinese = read(en_file), read(zh_file)
-    cells = list(chinese.cells)
-    switch = uses_checks(english)
-    if switch:
-        at = switch_index(english)
-        if len(cells) <= at or cells[at].get("id") != SWITCH_ID or cells[at].source != SWITCH_SOURCE:
-            found["code"].append(f"the language switch is not the cell after the checks' import "
-                                 f"(cell {at + 1}): run `python tools/zh_sync.py`")
-            return found
-        if chinese.metadata.get(KEY, {}).get("executed_for") != execution_stamp(chinese, english, root):
-            found["run"].append("not executed since its code, the English outputs or the checks "
-                                "changed: run `python tools/zh_sync.py`")
-        del cells[at]
-    if [(c.cell_type, c.get("id")) for c in english.cells] != [(c.cell_type, c.get("id")) for c in cells]:
-        found["code"].append("cells added, removed or moved in English: run `python tools/zh_sync.py`")
-        return found
-    for en, zh in zip(english.cells, cells):
-        if en.cell_type == "markdown":
-            stamp = zh.metadata.get(KEY, {}).get("en_sha256")
-            if stamp is None:
-                found["untranslated"].append(en.id)
-            elif stamp != sha256(en.source):
-                found["changed"].append(en.id)
-            else:
-                english_text = english_for_zh(en.source, en_file, root)
-                found["text"] += [f"{en.id}: {p}" for p in translation_problems(english_text, zh.source)]
-        elif en.source != zh.source:
-            found["code"].append(f"{en.id}: the code differs from the English cell")
-        elif switch and not FEEDBACK.search(en.source) and shown(en) != shown(zh):
-            found["code"].append(f"{en.id}: outputs differ from the English ones (not a check's feedback)")
-        elif not switch and en != zh:
-            found["code"].append(f"{en.id}: outputs or metadata differ from the English cell")
+    english, catalog = read(en_file), polib.pofile(str(path), wrapwidth=WRAP)
+    entries = {e.msgctxt: e for e in catalog if not e.obsolete}
+    for cell in entry_cells(english, en_file, root):
+        entry = entries.get(cell.id)
+        if entry is None or not entry.msgstr:
+            found["untranslated"].append(cell.id)
+        elif entry.msgid != cell.source or "fuzzy" in entry.flags:
+            found["changed"].append(cell.id)
+        else:
+            found["text"] += [f"{cell.id}: {p}" for p in problems_of(entry, entry.msgstr, en_file,
+                                                                       root)]
+    if catalog_text(synced(catalog, english, en_file, {}, root)) != catalog_text(catalog):
+        found["generated"].append(f"{path.relative_to(root)} is not in step with the English "
+                                  "notebook: run `python tools/zh_sync.py`")
+    chinese = read(zh_file)
+    generated, needs_run = build(en_file, catalog, chinese, root)
+    if needs_run:
+        found["run"].append("not executed since its code, the English outputs or the checks "
+                            "changed: run `python tools/zh_sync.py`")
+    elif notebook_text(generated) != notebook_text(chinese):
+        found["generated"].append(f"{zh_file.relative_to(root)} differs from what its catalog "
+                                  "generates: run `python tools/zh_sync.py`")
+    if uses_checks(english):
+        found["generated"] += unexpected_outputs(english, chinese, entries)
     return found
 
 
+def unexpected_outputs(english, chinese, entries):
+    """Cells of a re-executed notebook whose outputs differ from the English ones although the
+    cell neither prints a check's feedback nor has translated strings."""
+    zh_cells = {c.id: c for c in chinese.cells}
+    return [f"{cell.id}: outputs differ from the English ones (not a check's feedback)"
+            for cell in english.cells if cell.cell_type == "code" and cell.id in zh_cells
+            and not FEEDBACK.search(cell.source) and cell.id not in entries
+            and shown(cell) != shown(zh_cells[cell.id])]
+
+
 def status(root=ROOT):
-    """One line per Chinese notebook, counting its prose cells as `update` would leave them;
-    returns whether every notebook is translated, current and in step with its English one."""
-    pool = translation_pool(read(path) for path in chinese_notebooks(root))
-    done = total = 0
+    """One line per catalog: entries translated, fuzzy, untranslated and obsolete; returns
+    whether every Chinese notebook is translated, current and generated from its catalog."""
+    pool = pool_of(catalogs(root))
+    totals = [0, 0, 0, 0]
     complete = True
     for en_file in english_notebooks(root):
-        zh_file = zh_path(en_file, root)
-        current = read(zh_file) if zh_file.is_file() else None
-        notebook, needs_run = build(en_file, current, pool, root)
-        marks = [c.metadata[KEY] for c in notebook.cells if c.cell_type == "markdown"]
-        changed = sum("earlier_translation" in m for m in marks)
-        new = sum("todo" in m for m in marks) - changed
-        notes = [f"{changed} changed in English"] * bool(changed) + [f"{new} untranslated"] * bool(new)
-        if current is None or nbformat.writes(notebook) != nbformat.writes(current):
-            notes.append("not in step with English: run `python tools/zh_sync.py`")
-        else:
-            found = audit(en_file, root)
-            notes += [f"{len(found['text'])} translation problems"] * bool(found["text"])
-            notes += ["not executed with the current code"] * bool(needs_run or found["run"])
-        print(f"{zh_file.relative_to(root).as_posix():45} {len(marks) - changed - new:3}/"
-              f"{len(marks):<3} translated" + ("; " + ", ".join(notes) if notes else ""))
-        done, total = done + len(marks) - changed - new, total + len(marks)
+        catalog = synced(load_catalog(en_file, root), read(en_file), en_file, pool, root)
+        live = [e for e in catalog if not e.obsolete]
+        counts = [sum(map(is_translated, live)), sum("fuzzy" in e.flags for e in live),
+                  sum(not e.msgstr for e in live), sum(e.obsolete for e in catalog)]
+        found = audit(en_file, root)
+        notes = [f"{counts[1]} fuzzy"] * bool(counts[1]) + [f"{counts[2]} untranslated"] * bool(
+            counts[2]) + [f"{len(found['text'])} translation problems"] * bool(found["text"])
+        notes += ["out of step: run `python tools/zh_sync.py`"] * bool(found["generated"] or found["run"])
+        print(f"{catalog_path(en_file, root).relative_to(root).as_posix():48} "
+              f"{counts[0]:3}/{len(live):<3} translated" + ("; " + ", ".join(notes) if notes else ""))
+        totals = [t + c for t, c in zip(totals, counts)]
         complete = complete and not notes
-    print(f"{done} of {total} prose cells translated")
+    print(f"{totals[0]} of {totals[0] + totals[1] + totals[2]} entries translated, {totals[1]} "
+          f"fuzzy, {totals[2]} untranslated, {totals[3]} obsolete")
     return complete
 
 
@@ -525,11 +645,11 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog="\n".join(__doc__.splitlines()[1:7]))
     commands = parser.add_subparsers(dest="command")
-    commands.add_parser("update", help="rebuild every Chinese notebook (the default)")
-    commands.add_parser("status", help="cells translated per notebook; exit 1 if any is left")
-    todo_parser = commands.add_parser("todo", help="print the cells to translate")
+    commands.add_parser("update", help="sync the catalogs, regenerate zh/ (the default)")
+    commands.add_parser("status", help="entries translated per catalog; exit 1 if any is left")
+    todo_parser = commands.add_parser("todo", help="print the entries to translate")
     todo_parser.add_argument("notebook", type=Path)
-    todo_parser.add_argument("--all", action="store_true", help="every markdown cell")
+    todo_parser.add_argument("--all", action="store_true", help="every entry")
     apply_parser = commands.add_parser("apply", help="set the Chinese text of some cells")
     apply_parser.add_argument("notebook", type=Path)
     apply_parser.add_argument("translations", type=Path, help="`=== <cell id>` blocks or JSON")

@@ -95,7 +95,7 @@ MESSAGES = {"en": {
                    "less in XL.",
     "hint_4_2_1": "each size needs a config of its own: a copy of gpt.GPT_CONFIG_124M (leave the "
                   "original alone) with that size's emb_dim, n_layers and n_heads from the table. "
-                  "Build each model inside `with torch.device('meta'):`, which gives every "
+                  "Build each model inside with torch.device('meta'):, which gives every "
                   "parameter its real shape without allocating memory.",
     "hint_4_2_2": "total_params adds up the number of entries of every parameter tensor of the "
                   "model. tied_params leaves out the weight of model.out_head, the matrix that "
@@ -103,7 +103,7 @@ MESSAGES = {"en": {
                   "bytes, and MB here means bytes / 1024**2.",
     # exercise 4.3
     "not_attempted_4_3": "Not attempted yet: complete the two constructors, assigning each part to "
-                         "self, and build `model` from CONFIG_4_3, then run this cell again.",
+                         "self, and build model from CONFIG_4_3, then run this cell again.",
     "pass_instance": "pass the built model (an instance, e.g. YourModel(cfg)), not the class",
     "is_config": "this is a config; build the model from it and pass the model",
     "not_module": "expected a torch nn.Module, got {kind}",
@@ -125,10 +125,10 @@ MESSAGES = {"en": {
                    "applies every one of them.",
     "hint_4_3_1": "three constructors create the dropouts: gpt.GPTModel's creates drop_emb, "
                   "gpt.TransformerBlock's creates drop_shortcut, and gpt.MultiHeadAttention "
-                  "creates its own from the rate passed as its `dropout` argument. Your two "
+                  "creates its own from the rate passed as its dropout argument. Your two "
                   "classes create the same parts, in the same order, as those in gpt.py; only the "
                   "rates they read change.",
-    "hint_4_3_2": "in your block, MultiHeadAttention's `dropout` argument takes the "
+    "hint_4_3_2": "in your block, MultiHeadAttention's dropout argument takes the "
                   "attention-weights rate and drop_shortcut the shortcut rate; in your model, "
                   "drop_emb takes the embedding rate, and trf_blocks stacks cfg['n_layers'] of "
                   "your blocks (not gpt.TransformerBlock, which reads drop_rate).",
@@ -372,15 +372,15 @@ MESSAGES = {"en": {
     "correct_4_2": "正确：每种规模都对（参数量完全一致，size_mb 与正确值相差不超过 {mb_tolerance} "
                    "MB）。留意输出层在 medium 的总参数量中占多大比例，在 XL 中又小了多少。",
     "hint_4_2_1": "每种规模都需要自己的配置：复制一份 gpt.GPT_CONFIG_124M（不要改动原来的那个），"
-                  "填入表中这个规模的 emb_dim、n_layers 和 n_heads。在 `with "
-                  "torch.device('meta'):` 中构建每个模型，这样每个参数都有真实的形状，"
+                  "填入表中这个规模的 emb_dim、n_layers 和 n_heads。在 with "
+                  "torch.device('meta'): 中构建每个模型，这样每个参数都有真实的形状，"
                   "却不分配内存。",
     "hint_4_2_2": "total_params 是模型每个参数张量的元素个数之和。tied_params 不计 model.out_head "
                   "的权重，也就是权重共享时与 model.tok_emb 共用的那个矩阵。size_mb：一个 float32 "
                   "数占 4 个字节，这里的 MB 指字节数 / 1024**2。",
     # exercise 4.3
     "not_attempted_4_3": "尚未作答：补全两个构造函数，把每个部件赋给 self，再用 CONFIG_4_3 构建 "
-                         "`model`，然后重新运行这个单元格。",
+                         "model，然后重新运行这个单元格。",
     "pass_instance": "请传入构建好的模型（一个实例，例如 YourModel(cfg)），而不是类",
     "is_config": "这是一个配置；请用它构建模型，再传入模型",
     "not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}",
@@ -400,10 +400,10 @@ MESSAGES = {"en": {
     "correct_4_3": "正确：三处 dropout 各有自己的 dropout 率，而且 forward 每一处都用到了。",
     "hint_4_3_1": "dropout 由三个构造函数创建：gpt.GPTModel 的构造函数创建 drop_emb，"
                   "gpt.TransformerBlock 的创建 drop_shortcut，gpt.MultiHeadAttention 则用传给它的 "
-                  "`dropout` 参数作为 dropout 率，创建自己的 dropout。"
+                  "dropout 参数作为 dropout 率，创建自己的 dropout。"
                   "你的两个类要像 gpt.py 中的对应类那样，按同样的顺序创建同样的部件；"
                   "要改的只是它们读取的 dropout 率。",
-    "hint_4_3_2": "在你的块中，MultiHeadAttention 的 `dropout` 参数取注意力权重的 dropout 率，"
+    "hint_4_3_2": "在你的块中，MultiHeadAttention 的 dropout 参数取注意力权重的 dropout 率，"
                   "drop_shortcut 取快捷连接的 dropout 率；在你的模型中，drop_emb 取嵌入的 dropout "
                   "率，trf_blocks 堆叠 cfg['n_layers'] 个你的块（而不是读取 drop_rate 的 "
                   "gpt.TransformerBlock）。",
@@ -422,11 +422,11 @@ MESSAGES = {"en": {
     "could_not_check": "检查无法运行你的代码（{error}）。请先重新运行你的代码所在的单元格，"
                        "再运行这个单元格；如果问题依旧，请把你的代码结构与本章的对照。",
     "correct_component": "正确：无论在评估模式下，还是在随机种子相同的训练模式下，你的 {name} "
-                         "都与 gpt.{reference} 计算同一个函数。",
+                         "与 gpt.{reference} 的计算结果都相同。",
     "correct_function": "正确：你的 {name} 返回的词元 ID 与 gpt.{reference} 相同，"
                         "输入需要裁剪时也是如此。",
-    "same_models": "计算的是同一个函数：把参照模型的权重复制进来后，你的模型与这个 {reference} "
-                   "算出的结果相同（在评估模式下比较）。",
+    "same_models": "计算结果相同：把参照模型的权重复制进来后，你的模型与这个 {reference} "
+                   "算出的结果一致（在评估模式下比较）。",
     "models_need_instances": "{name} 是一个类：请传入构建好的模型，例如 compare_models(model, "
                              "reference_model)；接受类的是 check_component。",
     "component_not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}。",
@@ -448,12 +448,10 @@ MESSAGES = {"en": {
     "sites_TransformerBlock": "本章的版本对每个子层的输出应用 drop_shortcut，然后再由快捷连接"
                               "把输入加回来",
     "sites_GPTModel": "本章的版本先对相加后的嵌入应用 drop_emb，然后是各个块中的 dropout",
-    "no_dropout_at": "{where}：在训练模式下，它在本章的版本应用 dropout 的一些位置没有应用"
-                     " dropout（{names}）",
+    "no_dropout_at": "{where}：在训练模式下，本章版本应用了 dropout 的某些位置（{names}），它却没有应用",
     "dropout_extra": "{where}：它在训练模式下的输出与评估模式下不同，但本章的版本在这里没有 "
                      "dropout；请去掉这个 dropout",
-    "dropout_extra_at": "{where}：在训练模式下，它在本章的版本没有 dropout 的地方应用了 "
-                        "dropout（{names}）",
+    "dropout_extra_at": "{where}：在训练模式下，本章版本没有 dropout 的位置（{names}），它却应用了 dropout",
     "no_dropout": "{where}：在训练模式下它没有应用 dropout，而本章的版本应用了（dropout "
                   "只在训练模式下起作用，所以评估模式看不出这一点）",
     "training_differs": "{where}：评估模式下一致，但即使所有 dropout 率都为 0，"
@@ -462,8 +460,8 @@ MESSAGES = {"en": {
     "returns_none_function": "{where}：返回了 None；请返回追加了新 ID 的 idx",
     "ids_differ": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它返回的词元 ID "
                   "与本章的版本不同",
-    "input_differs": "给 {where} 本章版本的输入时，它算出的结果与本章的版本相同，所以不同的是"
-                     "它的输入：请检查调用它的 {parent} 的 forward",
+    "input_differs": "把本章版本的输入交给 {where} 时，结果与本章版本相同；可见问题出在它收到的输入：请检查调用"
+                     "它的 {parent} 的 forward",
     "extra_bias": "{name}：本章创建这一层时用的是 bias=False",
     "align_first": "检查按名字把本章的权重复制到你的模块中，所以只有当每个参数都对得上时才会"
                    "比较输出：请像原书那样给参数命名",

@@ -65,12 +65,14 @@ def test_notebooks_with_the_language_switch_ran_with_the_current_code(en_file):
     assert not audit(en_file)["run"]
 
 
-def test_the_learners_code_cells_are_chinese_in_exercises_and_practice():
+def test_code_cells_are_chinese_in_exercises_practice_and_solutions_and_the_setup_cell_everywhere():
     for en_file in ENGLISH:
         folder = en_file.relative_to(ROOT).parts[0]
+        setup = next(c for c in zh_sync.read(en_file).cells if c.cell_type == "code")
         catalog = polib.pofile(str(zh_sync.catalog_path(en_file)))
         code = [e for e in catalog if e.comment == zh_sync.CODE_NOTE and not e.obsolete]
-        assert bool(code) == (folder in zh_sync.CODE_FOLDERS), en_file
+        assert code[0].msgctxt == setup.id, en_file
+        assert (len(code) > 1) == (folder in zh_sync.CODE_FOLDERS), en_file
         assert all(zh_sync.CHINESE.search(e.msgstr) for e in code), en_file
 
 
@@ -252,7 +254,7 @@ def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
     name = "exercises/exercise_4_1.ipynb"
     zh_sync.update(repo, run=False)
     entries = {e.msgctxt: e for e in catalog(repo, name)}
-    assert set(entries) == {"ex-title", "stub"}  # not the setup cell, not code without words
+    assert set(entries) == {"ex-title", "setup", "stub"}  # not code without words
     assert entries["stub"].comment == zh_sync.CODE_NOTE
     chinese = "# TODO：统计参数量\nff_params = None\nprint(\"你的结果：\", ff_params)"
     zh_sync.apply(notebook_path(repo, name), {"stub": chinese}, repo)
@@ -261,6 +263,19 @@ def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
         zh_sync.apply(notebook_path(repo, name), {"stub": chinese.replace("None", "0")}, repo)
     with pytest.raises(ValueError, match="does not parse"):
         zh_sync.apply(notebook_path(repo, name), {"stub": "print(\"没有括号\""}, repo)
+
+
+SETUP = 'if ok:  # see the README\n    raise ValueError(f"No folder at {path}: upload it")\n    %pip install -e {path}'
+
+
+@pytest.mark.parametrize("chinese, accepted", [
+    ('if ok:  # 见 README\n    raise ValueError(f"{path} 处没有文件夹：请上传")\n    %pip install -e {path}', True),
+    ('if ok:\n    raise ValueError(f"{other} 处没有文件夹")\n    %pip install -e {path}', False),
+    ('if ok:\n    raise ValueError(f"{path} 处没有文件夹")\n    %pip install {path}', False),
+    ('if ok:\n    raise TypeError(f"{path} 处没有文件夹")\n    %pip install -e {path}', False),
+])
+def test_a_code_translation_may_change_comments_strings_and_move_fstring_fields_only(chinese, accepted):
+    assert (zh_sync.code_problems(SETUP, chinese) == []) == accepted
 
 
 @pytest.mark.parametrize("chinese, problem", [

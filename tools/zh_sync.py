@@ -9,9 +9,10 @@
 The translations live in gettext catalogs, one per English notebook: locale/zh/<folder>/<name>.po
 (polib reads and writes them; Poedit, Weblate and the gettext tools edit them too). Each entry is
 one cell: its context (msgctxt) is the cell id, msgid the English text, msgstr the Chinese. The
-entries are the markdown cells, and in exercises/ and practice/ also the code cells a learner
-works in (comments, docstrings and printed strings are translated; the code must stay the same,
-which is checked on its syntax tree). `update` brings each catalog in step with its notebook: a
+entries are the markdown cells, the setup cell (the first code cell, the same everywhere), and
+in exercises/, practice/ and solutions/ the code cells with words in their comments or strings:
+comments, docstrings and printed strings are translated, the code must stay the same (checked on
+its syntax tree; f-string fields may move within their string). `update` brings each catalog in step with its notebook: a
 new cell becomes an empty entry (or takes the translation of the same English text found in any
 catalog), a changed English text makes its entry fuzzy with the previous msgid kept, and the
 entry of a removed cell becomes obsolete. It then generates each Chinese notebook from its
@@ -56,7 +57,7 @@ from nbformat.v4 import new_code_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
-CODE_FOLDERS = ("exercises", "practice")  # where the learner's code cells are translated too
+CODE_FOLDERS = ("exercises", "practice", "solutions")  # where code cells are translated too
 ZH = "zh"
 LOCALE = Path("locale") / "zh"
 KEY = "zh"  # the notebook metadata this tool owns
@@ -209,10 +210,19 @@ class _StringsBlanked(ast.NodeTransformer):
     def visit_Constant(self, node):
         return ast.Constant("") if isinstance(node.value, str) else node
 
+    def visit_JoinedStr(self, node):  # an f-string: its fields, in order; the text may move
+        node.values = [self.visit(v) for v in node.values if isinstance(v, ast.FormattedValue)]
+        return node
+
+
+MAGIC = re.compile(r"^[ \t]*[%!].*$", re.MULTILINE)  # an IPython line magic, e.g. %pip install
+
 
 def code_shape(source):
-    """The syntax tree of `source` with every string emptied (comments are not in it)."""
-    return ast.dump(_StringsBlanked().visit(ast.parse(source)))
+    """The syntax tree of `source` with every string emptied (comments are not in it), and its
+    IPython magic lines as they are (each parsed as `pass`)."""
+    plain = MAGIC.sub(lambda m: m[0][:len(m[0]) - len(m[0].lstrip())] + "pass", source)
+    return ast.dump(_StringsBlanked().visit(ast.parse(plain))), MAGIC.findall(source)
 
 
 def code_problems(english, chinese):
@@ -233,17 +243,19 @@ def english_runs(chinese):
 
 
 def translatable(cell, index_of_code, en_file, root=ROOT):
-    """Whether a cell has an entry: prose always; in CODE_FOLDERS, code with words in it (not
-    the setup cell, the first code cell, which is the same everywhere)."""
+    """Whether a cell has an entry: prose always; code with words in its comments or strings in
+    CODE_FOLDERS, and the setup cell (the first code cell, the same everywhere) in every folder.
+    A notebook that is not re-executed keeps the English outputs: its setup cell prints nothing
+    outside Colab."""
     if cell.cell_type == "markdown":
         return True
     folder = en_file.relative_to(root).parts[0]
-    if cell.cell_type != "code" or folder not in CODE_FOLDERS or index_of_code == 0:
+    if cell.cell_type != "code" or (folder not in CODE_FOLDERS and index_of_code != 0):
         return False
     try:
         code_shape(cell.source)
         tokens = list(tokenize.generate_tokens(io.StringIO(cell.source).readline))
-    except (SyntaxError, tokenize.TokenError):  # IPython magics: leave the cell as it is
+    except (SyntaxError, tokenize.TokenError):
         return False
     return any(t.type in (tokenize.COMMENT, tokenize.STRING) and WORDS.search(t.string)
                for t in tokens)
@@ -304,8 +316,8 @@ def synced(catalog, english, en_file, pool, root=ROOT):
             if entry.msgstr:
                 entry.flags = sorted(set(entry.flags) | {"fuzzy"})
             entry.msgid = cell.source
-            if cell.source in pool:  # the same English text, translated elsewhere
-                entry.msgstr, entry.flags, entry.previous_msgid = pool[cell.source], [], None
+        if not is_translated(entry) and cell.source in pool:  # translated elsewhere
+            entry.msgstr, entry.flags, entry.previous_msgid = pool[cell.source], [], None
         entry.comment = CODE_NOTE if cell.cell_type == "code" else ""
         result.append(entry)
     ids = {cell.id for cell in cells}
@@ -606,14 +618,36 @@ def audit(en_file, root=ROOT):
     return found
 
 
+def string_pairs(english, chinese):
+    """(English, Chinese) for each string of a code entry that the translation changed, paired
+    by their place in the syntax tree (code_problems checks that the trees match)."""
+    def strings(source):
+        plain = MAGIC.sub(lambda m: m[0][:len(m[0]) - len(m[0].lstrip())] + "pass", source)
+        return [n.value for n in ast.walk(ast.parse(plain))
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+    en, zh = strings(english), strings(chinese)
+    return [(e, z) for e, z in zip(en, zh) if e and e != z] if len(en) == len(zh) else []
+
+
 def unexpected_outputs(english, chinese, entries):
-    """Cells of a re-executed notebook whose outputs differ from the English ones although the
-    cell neither prints a check's feedback nor has translated strings."""
+    """Cells of a re-executed notebook whose outputs differ from the English ones, beyond a
+    check's feedback, the cell's own translation, and strings translated in other cells (the
+    message of an error that a translated class raises, say)."""
     zh_cells = {c.id: c for c in chinese.cells}
+    pairs = sorted((pair for e in entries.values() if e.comment == CODE_NOTE and is_translated(e)
+                    for pair in string_pairs(e.msgid, e.msgstr)), key=lambda p: -len(p[0]))
+
+    def translated(outputs):
+        text = json.dumps(outputs)
+        for en, zh in pairs:
+            text = text.replace(json.dumps(en)[1:-1], json.dumps(zh)[1:-1])
+        return text
+
     return [f"{cell.id}: outputs differ from the English ones (not a check's feedback)"
             for cell in english.cells if cell.cell_type == "code" and cell.id in zh_cells
             and not FEEDBACK.search(cell.source) and cell.id not in entries
-            and shown(cell) != shown(zh_cells[cell.id])]
+            and translated(shown(cell)) != json.dumps(shown(zh_cells[cell.id]))]
 
 
 def status(root=ROOT):

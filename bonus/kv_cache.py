@@ -157,6 +157,12 @@ def generate_text_cached(model, idx, max_new_tokens, context_size):
             f"expected a bonus.kv_cache.GPTModel, got {type(model).__name__}"
             " (from_gpt(model) converts a gpt.GPTModel)"
         )
+    return cached_loop(model, idx, max_new_tokens, context_size)
+
+
+def cached_loop(model, idx, max_new_tokens, context_size):
+    """The loop of generate_text_cached, for any model with its cache interface: `reset_cache()`,
+    `current_pos` and `forward(ids, use_cache=True)` (bonus/modern.py's ModernGPT has it too)."""
     check_generation_args(model, idx, max_new_tokens, context_size)
     model.reset_cache()
     feed = idx[:, -context_size:]  # the first step sees the whole window at once

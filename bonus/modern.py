@@ -25,8 +25,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from bonus.kv_cache import cached_loop
 from bonus.kv_variants import appended, check_kv_groups, repeated
-from gpt import check_generation_args, check_num_tokens
+from gpt import check_num_tokens
 
 # A small model for the notebook and the tests, in the shape of Llama 3 / Qwen3.
 TINY_CONFIG = {
@@ -283,18 +284,4 @@ def generate_text_cached(model, idx, max_new_tokens, context_size):
     """gpt.generate_text_simple for a ModernGPT, with its KV cache: same arguments, same ids."""
     if not isinstance(model, ModernGPT):
         raise TypeError(f"expected a bonus.modern.ModernGPT, got {type(model).__name__}")
-    check_generation_args(model, idx, max_new_tokens, context_size)
-    model.reset_cache()
-    feed = idx[:, -context_size:]  # the first step sees the whole window at once
-    for _ in range(max_new_tokens):
-        with torch.no_grad():
-            logits = model(feed, use_cache=True)
-        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)  # (batch, 1)
-        idx = torch.cat((idx, idx_next), dim=1)
-        if model.current_pos < context_size:
-            feed = idx_next  # room in the window: next time, only the new token
-        else:  # the window slides: start again on it, as generate_text_simple sees it
-            model.reset_cache()
-            feed = idx[:, -context_size:]
-    model.reset_cache()  # free the cache's memory
-    return idx
+    return cached_loop(model, idx, max_new_tokens, context_size)  # bonus/kv_cache.py's loop

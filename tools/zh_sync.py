@@ -333,8 +333,8 @@ def catalog_text(catalog):
     return str(catalog).rstrip("\n") + "\n"
 
 
-def save_if_changed(catalog, path):
-    text = catalog_text(catalog)
+def write_if_changed(text, path):
+    """Write `text` to `path` unless it holds it already; whether it wrote."""
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -402,15 +402,6 @@ def notebook_text(notebook):
     return text if text.endswith("\n") else text + "\n"
 
 
-def write_if_changed(notebook, path):
-    text = notebook_text(notebook)
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return True
-
-
 def has_chinese_messages(root=ROOT):
     return "zh" in runpy.run_path(str(root / "exercises" / "messages.py"))["MESSAGES"]
 
@@ -422,7 +413,7 @@ def execute(zh_file, root=ROOT):
     notebook = read(zh_file)
     english = read(en_path_of(zh_file, root))
     notebook.metadata[KEY] = {"executed_for": execution_stamp(notebook, english, root)}
-    write_if_changed(notebook, zh_file)
+    write_if_changed(notebook_text(notebook), zh_file)
 
 
 def run_pending(pending, root=ROOT):
@@ -441,12 +432,12 @@ def update_one(en_file, pool, root=ROOT):
     """Sync the catalog of `en_file`, save it, regenerate its Chinese notebook; needs a run?"""
     catalog = synced(load_catalog(en_file, root), read(en_file), en_file, pool, root)
     path = catalog_path(en_file, root)
-    if save_if_changed(catalog, path):
+    if write_if_changed(catalog_text(catalog), path):
         print(f"updated: {path.relative_to(root)}")
     zh_file = zh_path(en_file, root)
     notebook, needs_run = build(en_file, catalog, read(zh_file) if zh_file.is_file() else None,
                                 root)
-    if write_if_changed(notebook, zh_file):
+    if write_if_changed(notebook_text(notebook), zh_file):
         print(f"updated: {zh_file.relative_to(root)}")
     return needs_run
 
@@ -547,7 +538,7 @@ def apply(zh_file, chinese_by_id, root=ROOT):
                 print(f"note, {cell_id}: a line break inside a Chinese paragraph shows as a space")
     if errors:
         raise ValueError("nothing written:\n  " + "\n  ".join(errors))
-    save_if_changed(catalog, catalog_path(en_file, root))
+    write_if_changed(catalog_text(catalog), catalog_path(en_file, root))
     if update_one(en_file, {}, root):
         run_pending([zh_path(en_file, root)], root)
     return len(chinese_by_id)

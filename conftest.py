@@ -14,6 +14,9 @@ import re
 
 import pytest
 
+# Answers of "Predict, then run" cells are stored hidden; this plugin shows them to nbval.
+pytest_plugins = ["tools.predictions"]
+
 # Two workers share two cores: one thread each avoids oversubscription (notebook kernels and
 # subprocesses inherit it). .ci/run re-checks the notebooks with two threads.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

@@ -7,17 +7,14 @@ for the command line.
 
 import argparse
 import codecs
-import hashlib
-import json
 import math
 import sys
 import time
-from pathlib import Path
 
-import tiktoken
 import torch
 import torch.nn as nn
-from tiktoken_ext.openai_public import r50k_pat_str
+
+from gpt_engineering import check_config, check_generation_args, check_num_tokens, get_tokenizer
 
 # ---- from notebooks/01_gpt_backbone.ipynb ----
 GPT_CONFIG_124M = {
@@ -29,57 +26,6 @@ GPT_CONFIG_124M = {
     "drop_rate": 0.1,        # dropout probability (only active in training mode)
     "qkv_bias": False,       # whether the query/key/value projections have a bias
 }
-
-
-# GPT-2's two BPE files ship with the course, with the SHA-256 sums of OpenAI's originals.
-BPE_FILES = {
-    "vocab.bpe": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
-    "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
-}
-
-
-def read_checked(path, sha256):
-    """The bytes of `path`, after checking that they have the expected SHA-256 sum."""
-    if not path.is_file():
-        raise FileNotFoundError(f"GPT-2 tokenizer file not found: {path}")
-    data = path.read_bytes()
-    if hashlib.sha256(data).hexdigest() != sha256:
-        raise ValueError(f"{path} is damaged or edited: its SHA-256 sum is not the official one")
-    return data
-
-
-def gpt2_bpe_ranks(vocab_bpe, encoder_json):
-    """tiktoken's token ranks from GPT-2's two files, read as tiktoken's own loader reads them."""
-    # The files spell every byte as a printable character: itself, or chr(256 + n) for the
-    # n-th byte that is not printable.
-    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
-    others = [b for b in range(256) if b not in printable]
-    byte_of = {chr(b): b for b in printable} | {chr(256 + n): b for n, b in enumerate(others)}
-    ranks = {bytes([b]): rank for rank, b in enumerate(printable + others)}
-    for first, second in (line.split() for line in vocab_bpe.decode().split("\n")[1:-1]):
-        ranks[bytes(byte_of[c] for c in first + second)] = len(ranks)  # merges, in priority order
-    encoder = json.loads(encoder_json)
-    encoder.pop("<|endoftext|>")
-    if ranks != {bytes(byte_of[c] for c in token): rank for token, rank in encoder.items()}:
-        raise ValueError("vocab.bpe and encoder.json disagree")
-    return ranks
-
-
-def get_tokenizer(bpe_dir=None):
-    """The GPT-2 tokenizer, built offline from the BPE files in `bpe_dir`.
-
-    By default the files are the ones in `data/gpt2-bpe/` next to this module. Their hashes are
-    checked at every call, and nothing is cached or written anywhere.
-    """
-    bpe_dir = Path(bpe_dir) if bpe_dir is not None else Path(__file__).parent / "data" / "gpt2-bpe"
-    files = {name: read_checked(bpe_dir / name, sha256) for name, sha256 in BPE_FILES.items()}
-    return tiktoken.Encoding(
-        name="gpt2",
-        explicit_n_vocab=50257,
-        pat_str=r50k_pat_str,
-        mergeable_ranks=gpt2_bpe_ranks(files["vocab.bpe"], files["encoder.json"]),
-        special_tokens={"<|endoftext|>": 50256},
-    )
 
 
 # ---- from notebooks/02_layer_norm.ipynb ----
@@ -184,25 +130,10 @@ class TransformerBlock(nn.Module):
 
 
 # ---- from notebooks/06_gpt_model.ipynb ----
-def check_config(cfg):
-    """A copy of `cfg`, once it has exactly the keys of GPT_CONFIG_124M."""
-    if set(cfg) != set(GPT_CONFIG_124M):
-        raise ValueError(f"config keys must be those of GPT_CONFIG_124M; these differ: "
-                         f"{sorted(set(cfg) ^ set(GPT_CONFIG_124M))}")
-    return dict(cfg)
-
-
-def check_num_tokens(num_tokens, context_length):
-    """Refuse an input longer than the position embedding covers (a shape: no device sync)."""
-    if num_tokens > context_length:
-        raise ValueError(f"{num_tokens} tokens, but the model's context_length is "
-                         f"{context_length}: pass at most the last {context_length}")
-
-
 class GPTModel(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = check_config(cfg)  # guard: refuses a misspelled key; the config kept for later
+        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])
@@ -257,26 +188,6 @@ def parameter_breakdown(cfg):
 
 
 # ---- from notebooks/07_generating_text.ipynb ----
-def check_generation_args(model, idx, max_new_tokens, context_size):
-    """Refuse arguments that generate_text_simple would misuse silently or with an obscure error."""
-    if not isinstance(idx, torch.Tensor) or idx.is_floating_point():
-        raise TypeError(f"idx must be a tensor of integer token ids, got "
-                        f"{idx.dtype if isinstance(idx, torch.Tensor) else type(idx).__name__}")
-    if idx.dim() != 2:
-        raise ValueError(f"idx must have shape (batch, num_tokens), got {tuple(idx.shape)} "
-                         "(.unsqueeze(0) adds the batch dimension)")
-    for name, value, least in (("max_new_tokens", max_new_tokens, 0),
-                               ("context_size", context_size, 1)):
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError(f"{name} must be an int, got {value!r}")
-        if value < least:
-            raise ValueError(f"{name} must be at least {least}, got {value}")
-    vocab_size = getattr(model, "cfg", {}).get("vocab_size")  # GPTModel and the bonus models
-    if vocab_size and idx.numel() and (idx.min() < 0 or idx.max() >= vocab_size):
-        raise ValueError(f"token ids must lie in [0, {vocab_size - 1}], the model's vocabulary; "
-                         f"got ids from {idx.min().item()} to {idx.max().item()}")
-
-
 def generate_text_simple(model, idx, max_new_tokens, context_size):
     check_generation_args(model, idx, max_new_tokens, context_size)  # guard: once, before the loop
     for _ in range(max_new_tokens):

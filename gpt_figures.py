@@ -101,22 +101,51 @@ class Step:
 class _DataPathTracer(fx.Tracer):
     """Records each submodule call as one step, except in the submodules opened up.
 
-    A condition on a traced value cannot be decided while tracing; it is taken as False. In
-    these modules such conditions are input guards (`if bad: raise ValueError(...)`), which a
-    valid example passes, so the recorded path is the one that example takes.
+    A condition on a traced value (`if x.shape == out.shape:`) is decided by running the steps
+    traced so far on the example input, so the recorded path is the one that example takes.
+    Where that cannot be done (a value test on the meta device), the condition is taken as
+    False: in these modules such conditions are input guards (`if bad: raise ...`), which a
+    valid example passes.
     """
 
-    def __init__(self, expand):
+    def __init__(self, expand, example_input=None):
         super().__init__()
         self.expand = expand
+        self.example_input = example_input
+        self.evaluating = False  # True while to_bool runs real tensors: no recording then
 
     def is_leaf_module(self, module, qualified_name):
         # Opening "trf_blocks.0" means tracing through "trf_blocks" too.
         return not any(path == qualified_name or path.startswith(qualified_name + ".")
                        for path in self.expand)
 
+    def call_module(self, module, forward, args, kwargs):
+        if self.evaluating:
+            return forward(*args, **kwargs)
+        return super().call_module(module, forward, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        if self.evaluating:
+            return attr_val
+        return super().getattr(attr, attr_val, parameter_proxy_cache)
+
     def to_bool(self, obj):
-        return False
+        if self.example_input is None:
+            return False
+        graph, copies = fx.Graph(), {}
+        for node in self.graph.nodes:  # the steps up to the condition
+            copies[node] = graph.node_copy(node, copies.__getitem__)
+            if node is obj.node:
+                break
+        graph.output(copies[obj.node])
+        self.evaluating = True
+        try:
+            with torch.random.fork_rng(devices=[]), torch.no_grad():
+                return bool(fx.GraphModule(self.root, graph)(self.example_input))
+        except Exception:  # e.g. the values of a meta tensor
+            return False
+        finally:
+            self.evaluating = False
 
 
 class _ShapeRecorder(fx.Interpreter):
@@ -199,7 +228,7 @@ def trace_steps(module, example_input, expand=(), names=None):
             module.get_submodule(path)
         except AttributeError:
             raise ValueError(f"{type(module).__name__} has no submodule {path!r}") from None
-    graph = _DataPathTracer(tuple(expand)).trace(module)
+    graph = _DataPathTracer(tuple(expand), example_input).trace(module)
     traced = fx.GraphModule(module, graph)
     traced.graph.eliminate_dead_code()  # e.g. the masks a guard computes, never used after it
     # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
@@ -495,27 +524,67 @@ def draw_generation_loop(model, idx, context_size):
     return fig
 
 
+def draw_greedy_candidates(step_probas, chosen, tokenizer, first_position=0, top_k=5):
+    """Bars of the `top_k` most likely next tokens at each greedy step, the chosen one in orange.
+
+    `step_probas` holds one row of next-token probabilities per step ([steps, vocab_size]),
+    `chosen` the id each step picked, and `first_position` the position of the token that the
+    first step chose. The dashed line is the uniform probability 1 / vocab_size. Returns the
+    figure; end the cell with `plt.show()`.
+    """
+    steps, vocab_size = step_probas.shape
+    cols = min(3, steps)
+    rows = -(-steps // cols)
+    height = 2.6 * rows
+    fig, axes = plt.subplots(rows, cols, figsize=(10, height), sharex=True, squeeze=False)
+    fig.subplots_adjust(left=0.13, right=0.98, top=1 - 0.6 / height, bottom=0.95 / height,
+                        wspace=0.6, hspace=0.35)
+    for step, ax in enumerate(axes.flat):
+        if step >= steps:
+            ax.set_visible(False)
+            continue
+        top = torch.topk(step_probas[step], top_k)
+        ids = top.indices.tolist()
+        labels = [repr(tokenizer.decode([i])) for i in ids]
+        colors = [SHORTCUT_COLOR if i == int(chosen[step]) else "tab:blue" for i in ids]
+        bars = ax.barh(range(top_k), (top.values * 1e4).tolist(), color=colors,
+                       tick_label=labels)
+        for bar in bars:
+            bar.set_gid("candidate bar")
+        ax.axvline(1e4 / vocab_size, color="black", linestyle="--", linewidth=1)
+        ax.invert_yaxis()  # the most likely candidate on top
+        ax.set_title(f"step {step + 1}, position {first_position + step}: "
+                     f"{tokenizer.decode([int(chosen[step])])!r}", fontsize=9.5)
+    for ax in axes[-1]:
+        ax.set_xlabel(r"probability ($\times 10^{-4}$)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("candidate token")
+    legend = [Rectangle((0, 0), 1, 1, color=SHORTCUT_COLOR, label="chosen (argmax)"),
+              Rectangle((0, 0), 1, 1, color="tab:blue", label=f"other top-{top_k} candidates"),
+              Line2D([], [], color="black", linestyle="--", label=f"uniform: 1/{vocab_size:,}")]
+    fig.legend(handles=legend, loc="lower center", ncol=3, frameon=False)
+    fig.suptitle("Next-token probabilities at each greedy step")
+    return fig
+
+
 # ---- The chapter's roadmap, read from the notebooks themselves.
 
 
 @dataclass
 class Section:
-    """One chapter notebook: its section number, its title and what it exports to gpt.py."""
+    """One chapter notebook: its section number, its title and what it builds."""
 
     number: str  # "4.3"
     title: str  # "GELU and the feed-forward network"
-    exports: list  # names its `#| export` cells define, e.g. ["GELU", "FeedForward"]
+    builds: list  # the classes its code cells define, e.g. ["GELU", "FeedForward"]; where it
+    # defines none, the functions its `#| export` cells define (["generate_text_simple"])
 
 
-def _defined_names(source):
-    """Names that a cell's top-level code defines (classes, functions, assignments)."""
-    names = []
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
-            names.append(node.name)
-        elif isinstance(node, ast.Assign):
-            names += [target.id for target in node.targets if isinstance(target, ast.Name)]
-    return names
+def _top_level(source, kind):
+    """Names of the classes (kind ast.ClassDef) or functions a cell's top-level code defines
+    (IPython's %magic lines left out)."""
+    python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))
+    return [node.name for node in ast.parse(python).body if isinstance(node, kind)]
 
 
 def chapter_sections(notebook_dir=NOTEBOOKS):
@@ -530,18 +599,21 @@ def chapter_sections(notebook_dir=NOTEBOOKS):
         number, _, title = heading.removeprefix("# ").partition(" ")
         if not (heading.startswith("# 4.") and number[2:].isdigit()):
             continue  # not a chapter section (the appendix, say)
-        exports = [name for cell, source in zip(cells, sources)
-                   if cell["cell_type"] == "code" and source.split("\n")[0].strip() == "#| export"
-                   for name in _defined_names(source)]
-        sections.append(Section(number, title, exports))
+        code = [(source, source.split("\n")[0].strip() == "#| export")
+                for cell, source in zip(cells, sources) if cell["cell_type"] == "code"
+                and "predict" not in cell.get("metadata", {}).get("tags", [])]  # not the quiz
+        builds = [name for source, _ in code for name in _top_level(source, ast.ClassDef)]
+        builds = builds or [name for source, exported in code if exported
+                            for name in _top_level(source, ast.FunctionDef)]
+        sections.append(Section(number, title, builds))
     return sections
 
 
 def draw_roadmap(current, notebook_dir=NOTEBOOKS):
     """The chapter's notebooks in build order, section `current` (e.g. "4.3") highlighted.
 
-    Each box shows a notebook's number and title; under it, what it adds to gpt.py. Both are
-    read from the notebooks. Returns the figure; end the cell with `plt.show()`.
+    Each box shows a notebook's number and title; under it, the classes it builds (or, in 4.7,
+    the function). All are read from the notebooks. Returns the figure; end the cell with `plt.show()`.
     """
     if not isinstance(current, str):
         raise TypeError(f"current must be a section number such as '4.3', got {current!r}")
@@ -551,8 +623,7 @@ def draw_roadmap(current, notebook_dir=NOTEBOOKS):
         raise ValueError(f"no chapter notebook is section {current!r}; sections: {numbers}")
     box_w, gap, box_h = 1.3, 0.2, 0.62
     fig, ax = canvas(0.2 + len(sections) * (box_w + gap) - gap, box_h + 0.6,
-                     f"Chapter 4 step by step: this is {current} (under each: what it adds "
-                     f"to gpt.py)")
+                     f"Chapter 4 step by step: this is {current} (under each: what it builds)")
     done = True
     for i, section in enumerate(sections):
         x, y = 0.1 + i * (box_w + gap), -0.05
@@ -568,8 +639,8 @@ def draw_roadmap(current, notebook_dir=NOTEBOOKS):
         title = "\n".join(textwrap.wrap(section.title, 20, break_on_hyphens=False))
         ax.text(x + box_w / 2, y - 0.4, title, ha="center", va="center", fontsize=7.5,
                 color=text_color)
-        exports = "\n".join(textwrap.wrap(", ".join(section.exports) or "(nothing)", 22))
-        ax.text(x + box_w / 2, y - box_h - 0.06, exports, ha="center", va="top",
+        builds = "\n".join(textwrap.wrap(", ".join(section.builds) or "(nothing)", 22))
+        ax.text(x + box_w / 2, y - box_h - 0.06, builds, ha="center", va="top",
                 fontsize=6.5, family="monospace", color=SHAPE_COLOR)
         if i:
             draw_arrow(ax, [(x - gap + 0.02, y - box_h / 2), (x - 0.02, y - box_h / 2)])
@@ -698,7 +769,8 @@ def draw_head_split(attention, x):
     heights = [0.6 + len(rows) * row_h for _, rows in panels]
     grid_w = [len(rows[0]) * (cell_w + 0.08) for _, rows in panels]
     width = left + max(*grid_w, grid_w[-1] + 2.6)  # room for the note beside the last step
-    fig, ax = canvas(width, sum(heights) + 0.3, f"Splitting the queries of sequence 0 (of {b}) "
+    fig, ax = canvas(width, sum(heights) + 0.3,
+                     f"Splitting the queries of sequence 0 (the first of {b}) "
                      f"into heads of {head_dim} features")
     top = 0.0
     for i, ((heading, rows), height) in enumerate(zip(panels, heights)):

@@ -25,6 +25,7 @@ import torch
 import torch.nn as nn
 
 from gpt import (
+    GPT_CONFIG_124M,
     FeedForward,
     LayerNorm,
     MultiHeadAttention,
@@ -148,7 +149,7 @@ class BlockPostLN(nn.Module):  # NEW: a copy of gpt.TransformerBlock
 class GPTVariant(nn.Module):  # NEW: a copy of gpt.GPTModel with three options
     def __init__(self, cfg, block=TransformerBlock, final_norm=True, tie_weights=False):  # NEW
         super().__init__()
-        self.cfg = check_config(cfg)  # guard: refuses a misspelled key; the config kept for later
+        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])

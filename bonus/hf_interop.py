@@ -160,7 +160,7 @@ def hf_from_gptmodel(model):
             f"expected a gpt.GPTModel, got {type(model).__name__} (a model variant with other "
             "modules or config keys cannot be converted)"
         )
-    cfg = gpt.check_config(model.cfg)  # a cfg given other keys after construction: ValueError
+    cfg = gpt.check_config(model.cfg, gpt.GPT_CONFIG_124M)  # a cfg given other keys after construction: ValueError
 
     from transformers import GPT2LMHeadModel
 

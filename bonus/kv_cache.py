@@ -22,6 +22,7 @@ import torch.nn as nn
 
 import gpt
 from gpt import (
+    GPT_CONFIG_124M,
     FeedForward,
     LayerNorm,
     check_config,
@@ -105,7 +106,7 @@ class TransformerBlock(nn.Module):
 class GPTModel(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = check_config(cfg)  # guard: refuses a misspelled key; the config kept for later
+        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])

@@ -18,6 +18,7 @@ import torch
 import torch.nn.functional as F
 
 import gpt
+import gpt_engineering
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 THE_VERDICT_SHA256 = "b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b01935b31f"
@@ -25,7 +26,7 @@ THE_VERDICT_SHA256 = "b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b019
 
 def load_text(path=CORPORA / "the-verdict.txt", sha256=THE_VERDICT_SHA256):
     """The text of `path`, after checking its SHA-256 sum (as the tokenizer's files are)."""
-    return gpt.read_checked(Path(path), sha256).decode("utf-8")
+    return gpt_engineering.read_checked(Path(path), sha256).decode("utf-8")
 
 
 class Vocab:

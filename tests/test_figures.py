@@ -45,15 +45,19 @@ class ExampleDeepNeuralNetwork(nn.Module):
 
     def __init__(self, layer_sizes, use_shortcut):
         super().__init__()
-        sizes = list(zip(layer_sizes[:-1], layer_sizes[1:]))
-        self.layers = nn.ModuleList(
-            nn.Sequential(nn.Linear(n_in, n_out), gpt.GELU()) for n_in, n_out in sizes
-        )
-        self.shortcuts = [use_shortcut and n_in == n_out for n_in, n_out in sizes]
+        self.use_shortcut = use_shortcut
+        self.layers = nn.ModuleList([
+            nn.Sequential(nn.Linear(n_in, n_out), gpt.GELU())
+            for n_in, n_out in zip(layer_sizes[:-1], layer_sizes[1:])
+        ])
 
-    def forward(self, x):
-        for layer, shortcut in zip(self.layers, self.shortcuts):
-            x = x + layer(x) if shortcut else layer(x)
+    def forward(self, x):  # the book's: a condition on shapes, which the tracer must decide
+        for layer in self.layers:
+            layer_output = layer(x)
+            if self.use_shortcut and x.shape == layer_output.shape:
+                x = x + layer_output
+            else:
+                x = layer_output
         return x
 
 
@@ -196,6 +200,25 @@ def test_generation_loop_shows_each_line_of_one_real_step(tiny_model):
     assert "next step: 5 tokens" in texts(fig)
 
 
+def test_greedy_candidate_bars_are_the_top_probabilities_and_the_argmax_is_orange(tokenizer):
+    torch.manual_seed(123)
+    probas = torch.softmax(torch.randn(4, 300), dim=-1)  # 4 steps over a 300-token vocabulary
+    chosen = probas.argmax(dim=-1)
+    fig = gpt_figures.draw_greedy_candidates(probas, chosen, tokenizer, first_position=7, top_k=3)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 4 and len(fig.axes) == 6  # 2 x 3 grid, the last two panels hidden
+    for step, ax in enumerate(panels):
+        top = torch.topk(probas[step], 3)
+        bars = [patch for patch in ax.patches if patch.get_gid() == "candidate bar"]
+        assert [bar.get_width() for bar in bars] == pytest.approx((top.values * 1e4).tolist())
+        assert [label.get_text() for label in ax.get_yticklabels()] == [
+            repr(tokenizer.decode([i])) for i in top.indices.tolist()]
+        assert [to_rgba(bar.get_facecolor()) for bar in bars] == [
+            to_rgba("tab:orange")] + [to_rgba("tab:blue")] * 2  # the argmax, then the others
+        assert ax.get_title().startswith(f"step {step + 1}, position {7 + step}: ")
+        assert ax.lines[0].get_xdata()[0] == pytest.approx(1e4 / 300)  # uniform: 1 / vocab
+
+
 def test_feedforward_bars_are_as_tall_as_the_feature_counts():
     torch.manual_seed(123)
     fig = gpt_figures.draw_feedforward(gpt.FeedForward(TINY_CONFIG), torch.rand(2, 3, 32))
@@ -244,15 +267,17 @@ def test_reduction_colours_each_result_cell_like_the_cells_it_averages(
     assert inputs == [outputs[group] for group in input_groups]
 
 
-def test_roadmap_lists_the_chapter_notebooks_and_what_each_exports():
-    sections = {section.number: section for section in gpt_figures.chapter_sections()}
-    assert list(sections) == ["4.1", "4.2", "4.3", "4.4", "4.5", "4.6", "4.7"]  # no appendix
-    assert sections["4.4"].exports == []  # the toy network stays in its notebook
-    for number, name in [("4.1", "GPT_CONFIG_124M"), ("4.2", "LayerNorm"),
-                         ("4.3", "FeedForward"), ("4.5", "TransformerBlock"),
-                         ("4.6", "GPTModel"), ("4.7", "generate_text_simple")]:
-        assert name in sections[number].exports
-    assert all(hasattr(gpt, name) for section in sections.values() for name in section.exports)
+def test_roadmap_lists_the_chapter_notebooks_and_the_classes_each_builds():
+    sections = {section.number: section.builds for section in gpt_figures.chapter_sections()}
+    assert sections == {  # no appendix, no helpers
+        "4.1": ["DummyTransformerBlock", "DummyLayerNorm", "DummyGPTModel"],
+        "4.2": ["LayerNorm"],
+        "4.3": ["GELU", "FeedForward"],
+        "4.4": ["ExampleDeepNeuralNetwork"],
+        "4.5": ["MultiHeadAttention", "TransformerBlock"],
+        "4.6": ["GPTModel"],
+        "4.7": ["generate_text_simple"],
+    }
 
 
 def write_notebook(path, *sources):
@@ -261,23 +286,27 @@ def write_notebook(path, *sources):
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
 
 
-def test_roadmap_reads_titles_and_exports_and_highlights_the_current_one(tmp_path):
+def test_roadmap_reads_titles_and_what_each_builds_and_highlights_the_current_one(tmp_path):
     write_notebook(tmp_path / "02_b.ipynb", "# 4.2 Second step\n\nText.",
-                   "#| export\nimport math\n\n\nclass B:\n    pass\n\n\nX = 1", "y = 2")
-    write_notebook(tmp_path / "01_a.ipynb", "# 4.1 First step", "z = 3")
-    write_notebook(tmp_path / "09_z.ipynb", "# Appendix A: extras", "#| export\nW = 4")
+                   "#| export\nimport math\n\n\nclass B:\n    pass\n\n\ndef f():\n    pass",
+                   "%time y = 2\nclass C:\n    pass")
+    write_notebook(tmp_path / "01_a.ipynb", "# 4.1 First step", "#| export\ndef g():\n    pass",
+                   "def h():\n    pass")
+    write_notebook(tmp_path / "03_c.ipynb", "# 4.3 Third step", "z = 3")
+    write_notebook(tmp_path / "09_z.ipynb", "# Appendix A: extras", "#| export\nclass W:\n    pass")
     assert gpt_figures.chapter_sections(tmp_path) == [
-        gpt_figures.Section("4.1", "First step", []),
-        gpt_figures.Section("4.2", "Second step", ["B", "X"]),
+        gpt_figures.Section("4.1", "First step", ["g"]),  # no class: the exported functions
+        gpt_figures.Section("4.2", "Second step", ["B", "C"]),
+        gpt_figures.Section("4.3", "Third step", []),
     ]
     fig = gpt_figures.draw_roadmap("4.2", tmp_path)
     assert colors(fig, "step") == [to_rgba(gpt_figures.BOX_COLOR),
-                                   to_rgba(gpt_figures.HIGHLIGHT_COLOR)]
-    assert "Second step" in texts(fig) and "B, X" in texts(fig) and "(nothing)" in texts(fig)
+                                   to_rgba(gpt_figures.HIGHLIGHT_COLOR), to_rgba("0.95")]
+    assert "Second step" in texts(fig) and "B, C" in texts(fig) and "(nothing)" in texts(fig)
     with pytest.raises(TypeError):
         gpt_figures.draw_roadmap(4.2, tmp_path)
-    with pytest.raises(ValueError, match="4.3"):
-        gpt_figures.draw_roadmap("4.3", tmp_path)
+    with pytest.raises(ValueError, match="4.4"):
+        gpt_figures.draw_roadmap("4.4", tmp_path)
 
 
 class ViewOnlyAttention(gpt.MultiHeadAttention):

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
 
 import gpt
+import gpt_engineering
 from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
 
 BPE_DIR = Path(gpt.__file__).parent / "data" / "gpt2-bpe"
@@ -48,12 +49,12 @@ def test_tokenizer_builds_without_network(monkeypatch):
 
 
 def test_shipped_bpe_files_match_official_sha256():
-    for name, sha in gpt.BPE_FILES.items():
+    for name, sha in gpt_engineering.BPE_FILES.items():
         assert hashlib.sha256((BPE_DIR / name).read_bytes()).hexdigest() == sha
 
 
 def copy_bpe_files(folder):
-    for name in gpt.BPE_FILES:
+    for name in gpt_engineering.BPE_FILES:
         (folder / name).write_bytes((BPE_DIR / name).read_bytes())
     return folder
 
@@ -104,7 +105,7 @@ def test_merges_that_disagree_with_the_ids_are_refused():
     encoder_json = json.loads((BPE_DIR / "encoder.json").read_bytes())
     encoder_json["Ġeffort"], encoder_json["Ġmoves"] = encoder_json["Ġmoves"], encoder_json["Ġeffort"]
     with pytest.raises(ValueError, match="disagree"):
-        gpt.gpt2_bpe_ranks(vocab_bpe, json.dumps(encoder_json).encode())
+        gpt_engineering.gpt2_bpe_ranks(vocab_bpe, json.dumps(encoder_json).encode())
 
 
 def test_tokenizer_missing_file_is_named(tmp_path):
@@ -116,7 +117,7 @@ def test_ranks_equal_tiktokens_own_loader(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader, without its cache
     expected = data_gym_to_mergeable_bpe_ranks(str(BPE_DIR / "vocab.bpe"),
                                                str(BPE_DIR / "encoder.json"))
-    ours = gpt.gpt2_bpe_ranks(*(f.read_bytes() for f in (BPE_DIR / "vocab.bpe",
+    ours = gpt_engineering.gpt2_bpe_ranks(*(f.read_bytes() for f in (BPE_DIR / "vocab.bpe",
                                                          BPE_DIR / "encoder.json")))
     assert ours == expected
 

@@ -19,12 +19,17 @@ COUNTS = {
     "4.2": [406_212_608, 354_749_440, 838_220_800, 773_891_840, 1_637_792_000, 1_557_380_800],
 }
 MEGABYTES = {"4.2": [1549.58, 3197.56, 6247.68]}
+# 4.1's counts as shares of GPT-2 small's 163,009,536 parameters (attention, feed-forward): a
+# table of shares answers "how do the two compare" as surely as the counts do.
+SHARES = {"4.1": [28_320_768 / 163_009_536, 56_669_184 / 163_009_536]}
 
 
 def spellings(exercise):
     """Every way a notebook might write the exercise's answers."""
     for n in COUNTS[exercise]:
         yield from (str(n), f"{n:,}", f"{n:_}", f"{n / 1e6:.2f}M", f"{n / 1e6:.1f} million")
+    for share in SHARES.get(exercise, []):
+        yield from (f"{share:.1%}", f"{share:.2%}", f"{100 * share:.1f} %", f"{100 * share:.2f} %")
     for mb in MEGABYTES.get(exercise, []):
         yield from (f"{mb:.2f}", f"{mb:,.2f}", f"{mb:,.0f} MB", f"{mb:.0f} MB", f"{mb / 1024:.2f} GB")
 
@@ -60,3 +65,24 @@ def test_no_answer_before_the_box(exercise):
     leaks = [answer for answer in spellings(exercise) if answer in text]
     assert not leaks, f"exercise {exercise}'s answer appears before its box: {leaks}"
 
+
+
+def outside_the_answer_section(path):
+    """A notebook's text, leaving out its one section headed "## After exercises ..."."""
+    kept, inside = [], False
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            inside = cell.source.startswith("## After exercises")
+        if not inside:
+            kept.append(cell_text(cell))
+    return "\n".join(kept)
+
+
+@pytest.mark.parametrize("exercise", ["4.1", "4.2"])
+def test_the_posing_notebook_answers_only_in_its_section_after_the_exercises(exercise):
+    """A learner reads 06 to the end before opening the exercise notebooks: its answers (a
+    'Predict, then run' table of shares included) sit only under the heading that warns them."""
+    path = NOTEBOOKS[[p.name for p in NOTEBOOKS].index(text_before_box(exercise)[1])]
+    text = outside_the_answer_section(path)
+    leaks = [answer for answer in spellings(exercise) if answer in text]
+    assert not leaks, f"{path.name} answers exercise {exercise} outside 'After exercises': {leaks}"

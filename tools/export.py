@@ -49,30 +49,41 @@ def export_cells(notebook_path):
 
 
 def split_imports(source):
-    """(top-level import statements, the rest of the source)."""
+    """(top-level import statements, the rest of the source); comments on imports dropped."""
     lines = source.splitlines()
     imports = []
     for node in ast.parse(source).body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            span = range(node.lineno - 1, node.end_lineno)
-            imports.append("\n".join(lines[i] for i in span))
-            for i in span:
+            imports.append(node)
+            for i in range(node.lineno - 1, node.end_lineno):
                 lines[i] = None
     return imports, "\n".join(line for line in lines if line is not None).strip("\n")
 
 
 def import_block(imports):
-    """Unique imports in two sorted groups: the standard library, then the rest."""
+    """The imports once each, in isort's three groups: standard library, third party, the course.
+
+    `from m import a` and `from m import b` become `from m import a, b`.
+    """
+    plain, names_from = set(), {}
+    for node in imports:
+        if isinstance(node, ast.Import):
+            plain |= {ast.unparse(ast.Import(names=[alias])) for alias in node.names}
+        else:
+            names_from.setdefault(node.module, set()).update(
+                ast.unparse(alias) for alias in node.names)
+    statements = sorted(plain) + [f"from {module} import {', '.join(sorted(names))}"
+                                  for module, names in sorted(names_from.items())]
+
     def group(stmt):
-        return stmt.split()[1].split(".")[0] in sys.stdlib_module_names
+        module = stmt.split()[1].split(".")[0]
+        return 0 if module in sys.stdlib_module_names else 2 if (ROOT / f"{module}.py").exists() else 1
 
     def key(stmt):  # `import x` before `from x import y`, then by module name
         return stmt.startswith("from"), stmt.split()[1]
 
-    unique = set(imports)
-    stdlib = sorted((s for s in unique if group(s)), key=key)
-    others = sorted((s for s in unique if not group(s)), key=key)
-    return "\n\n".join("\n".join(part) for part in (stdlib, others) if part)
+    groups = [sorted((s for s in statements if group(s) == g), key=key) for g in range(3)]
+    return "\n\n".join("\n".join(part) for part in groups if part)
 
 
 def render_module(notebook_dir=NOTEBOOKS):

@@ -5,7 +5,8 @@
 
 Run it after changing a notebook (and after `python tools/export.py`): the committed outputs
 must come from a clean run, because CI re-executes each notebook with strict nbval and
-compares every output with the stored one.
+compares every output with the stored one. The outputs of 'Predict, then run' cells (tagged
+`predict`) are stored hidden in the cell's metadata: see tools/predictions.py.
 """
 
 import argparse
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from predictions import hide_predictions  # tools/predictions.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
@@ -32,6 +34,7 @@ def execute(path):
     client.execute()
     for cell in notebook.cells:  # timestamps of an earlier run would only add noise to diffs
         cell.metadata.pop("execution", None)
+    hide_predictions(notebook)  # answers to 'Predict, then run' stay hidden until run
     nbformat.write(notebook, path)
 
 

@@ -24,7 +24,7 @@ from bonus.kv_variants import appended, attention_args, check_count, mask_rows, 
 
 
 class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached latent
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """Causal self-attention, keys and values expanded from a cached latent (MLA)."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, latent_dim,  # NEW
                  qkv_bias=False):  # NEW: latent_dim
@@ -74,7 +74,7 @@ class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached
 
 
 class AbsorbedLatentAttention(nn.Module):  # NEW: MLA with W_key, W_value folded in
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """MLA, W_key folded into the queries, W_value into out_proj: attends to the latent."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, latent_dim,  # NEW
                  qkv_bias=False):  # NEW: latent_dim

@@ -112,6 +112,15 @@ def test_bfloat16_and_float16_match_hugging_face(pair, dtype):
     assert torch.equal(modern.generate_text_cached(ours, ids[:, :5], 12, 64), expected)
 
 
+def test_the_conversion_stays_on_the_meta_device():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    with torch.device("meta"):
+        hf = LlamaForCausalLM(LlamaConfig(**COMMON))
+    ours = model_from_hf(hf)
+    assert all(t.is_meta for t in [*ours.parameters(), *ours.buffers()])
+
+
 def test_the_conversion_reads_every_setting(pair):
     hf, ours = pair
     cfg = ours.cfg

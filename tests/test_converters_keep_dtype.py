@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import gpt
-from bonus import gqa, kv_cache, mla
+from bonus import claims, gqa, kv_cache, mla
 from bonus.kv_cache_fast import FastGPT, generate_fast
 from bonus.kv_variants import copy_weights
 from tests.helpers import TINY_CONFIG
@@ -61,6 +61,13 @@ def test_absorbed_mla_keeps_the_dtype(dtype):
     with torch.no_grad():  # the product is reassociated: equal within dtype's rounding
         tolerance = 1e-12 if dtype == torch.float64 else 0.05
         assert (absorbed(x) - att(x)).abs().max() < tolerance
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpt2_initialization_keeps_the_dtype(dtype):
+    model = claims.gpt2_init_(claims.make_model(CFG, seed=1, tie_weights=True).to(dtype))
+    assert {t.dtype for t in float_tensors(model)} == {dtype}
+    assert model.out_head.weight is model.tok_emb.weight
 
 
 def test_converters_stay_on_the_meta_device():

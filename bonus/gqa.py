@@ -25,7 +25,7 @@ from bonus.kv_variants import (
 
 
 class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a KV cache
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """Causal self-attention, query heads sharing num_kv_groups key/value heads; KV cache."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, num_kv_groups,  # NEW
                  qkv_bias=False):  # NEW: num_kv_groups

@@ -139,11 +139,14 @@ class GPTModel(nn.Module):
 
 
 def from_gpt(model):
-    """This module's GPTModel with a copy of a gpt.GPTModel's weights, in the same mode."""
+    """This module's GPTModel with a copy of a gpt.GPTModel's weights, in the same mode, on the
+    same device and in the same dtype."""
     if not isinstance(model, gpt.GPTModel):
         raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
-    with torch.random.fork_rng():  # the random initial weights must not use up the caller's seed
+    weight = model.tok_emb.weight
+    with torch.device("meta"):  # shapes only: no random initial weights, no seed used up
         cached = GPTModel(model.cfg)
+    cached = cached.to_empty(device=weight.device).to(weight.dtype)  # the masks stay bool
     cached.load_state_dict(model.state_dict())  # same names and shapes: the classes match
     return cached.train(model.training)
 

@@ -72,11 +72,15 @@ def model_with_attention(cfg, make_attention):
 
 
 def copy_weights(source, target):
-    """Copy every parameter of `source` into the parameter of `target` with the same name.
+    """Copy every parameter of `source` into the parameter of `target` with the same name;
+    `target` moves to the device and dtype of `source`'s parameters first.
 
     Buffers are not copied: a variant's mask belongs to the variant, not to the weights.
     """
-    theirs, ours = dict(source.named_parameters()), dict(target.named_parameters())
+    theirs = dict(source.named_parameters())
+    weight = next(iter(theirs.values()))
+    target.to(weight.device, weight.dtype)  # bool masks move but stay bool
+    ours = dict(target.named_parameters())  # after .to(), which may replace the Parameters
     if theirs.keys() != ours.keys():
         raise ValueError(f"parameter names differ: {sorted(theirs.keys() ^ ours.keys())}")
     with torch.no_grad():

@@ -24,7 +24,7 @@ from bonus.kv_variants import appended, attention_args, check_count, mask_rows, 
 
 
 class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached latent
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """Causal self-attention, keys and values expanded from a cached latent (MLA)."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, latent_dim,  # NEW
                  qkv_bias=False):  # NEW: latent_dim
@@ -74,7 +74,7 @@ class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached
 
 
 class AbsorbedLatentAttention(nn.Module):  # NEW: MLA with W_key, W_value folded in
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """MLA, W_key folded into the queries, W_value into out_proj: attends to the latent."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, latent_dim,  # NEW
                  qkv_bias=False):  # NEW: latent_dim
@@ -129,7 +129,8 @@ def mla_model(cfg, latent_dim):
 
 
 def absorb(att):
-    """An AbsorbedLatentAttention that computes what MultiHeadLatentAttention `att` computes.
+    """An AbsorbedLatentAttention that computes what MultiHeadLatentAttention `att` computes,
+    on its device and in its dtype.
 
     For head h, a score is q_h . k_h with k_h = K_h c (c: a latent, K_h: the head's rows of
     W_key), which equals (K_h^T q_h) . c: fold K_h^T into the query projection. A head's
@@ -145,6 +146,7 @@ def absorb(att):
     with torch.random.fork_rng():  # initial weights, all replaced: leave the caller's seed alone
         absorbed = AbsorbedLatentAttention(d_in, att.d_out, context_length, att.dropout.p, heads,
                                            latent_dim, qkv_bias=att.W_query.bias is not None)
+    absorbed.to(att.W_query.weight.device, att.W_query.weight.dtype)
     key_up = att.W_key.weight.view(heads, head_dim, latent_dim).transpose(1, 2)  # K_h^T
     value_up = att.W_value.weight.view(heads, head_dim, latent_dim)  # V_h
     out_by_head = att.out_proj.weight.view(att.d_out, heads, head_dim).transpose(0, 1)

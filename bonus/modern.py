@@ -69,14 +69,25 @@ QWEN3_0_6B = {
 }
 
 
+ROPE_SCALING_KEYS = set(LLAMA_3_2_1B["rope_scaling"])
+
+
 def check_modern_config(cfg):
-    """A copy of `cfg`, once it has exactly TINY_CONFIG's keys and heads that group evenly."""
+    """A copy of `cfg`, once it has exactly TINY_CONFIG's keys, heads that group evenly and a
+    rope_scaling of None or a dict with exactly LLAMA_3_2_1B's rope_scaling keys."""
     if set(cfg) != set(TINY_CONFIG):
         raise ValueError(f"config keys must be those of TINY_CONFIG; these differ: "
                          f"{sorted(set(cfg) ^ set(TINY_CONFIG))}")
     check_kv_groups(cfg["n_heads"], cfg["n_kv_groups"])
     if cfg["head_dim"] % 2:
         raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {cfg['head_dim']}")
+    scaling = cfg["rope_scaling"]
+    if scaling is not None and not isinstance(scaling, dict):
+        raise TypeError(f"rope_scaling must be None or a dict, got {type(scaling).__name__}")
+    if scaling is not None and set(scaling) != ROPE_SCALING_KEYS:
+        raise ValueError(f"rope_scaling must have exactly the keys {sorted(ROPE_SCALING_KEYS)}; "
+                         f"missing {sorted(ROPE_SCALING_KEYS - set(scaling))}, "
+                         f"unknown {sorted(set(scaling) - ROPE_SCALING_KEYS)}")
     return dict(cfg)
 
 
@@ -104,12 +115,19 @@ def rope_frequencies(head_dim, base, scaling=None):
     return torch.where(between, blended, slowed)
 
 
-def rotary_angles(positions, inv_freq):
+def rotary_angles(positions, inv_freq, dtype=None):
     """(cos, sin) of every position's angles, each (num_tokens, head_dim): pair i is the
-    features i and i + head_dim / 2, as in Hugging Face's Llama."""
-    angles = positions.float()[:, None] * inv_freq[None, :]
+    features i and i + head_dim / 2, as in Hugging Face's Llama.
+
+    The angles are computed in inv_freq's dtype (ModernGPT keeps it float32): in bfloat16, with
+    8 significant bits, position 1000's angle would be off by up to 2 radians. Only cos and sin,
+    between -1 and 1, are cast to `dtype` (the activations' dtype; default inv_freq's), so they
+    do not turn bfloat16 queries and keys into float32 ones.
+    """
+    angles = positions.to(inv_freq.dtype)[:, None] * inv_freq[None, :]
     angles = torch.cat((angles, angles), dim=-1)
-    return angles.cos(), angles.sin()
+    dtype = dtype or inv_freq.dtype
+    return angles.cos().to(dtype), angles.sin().to(dtype)
 
 
 def apply_rope(x, cos, sin):
@@ -131,8 +149,10 @@ class RMSNorm(nn.Module):  # NEW: LayerNorm without the mean and the shift
         # NEW: no shift parameter
 
     def forward(self, x):
-        mean_square = x.pow(2).mean(dim=-1, keepdim=True)  # NEW: no mean subtracted first
-        norm_x = x * torch.rsqrt(mean_square + self.eps)  # NEW
+        # NEW: in float32 and cast back, as Hugging Face does: a bfloat16 or float16 square sum
+        # NEW: loses digits (or overflows float16's 65504)
+        mean_square = x.float().pow(2).mean(dim=-1, keepdim=True)  # NEW: no mean subtracted
+        norm_x = (x.float() * torch.rsqrt(mean_square + self.eps)).to(x.dtype)  # NEW
         return self.scale * norm_x  # NEW: no shift
 
 
@@ -150,7 +170,7 @@ class FeedForward(nn.Module):
 
 
 class GroupedQueryAttention(nn.Module):  # NEW: RoPE, GQA, optional QK-norm, no bias or dropout
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """Causal self-attention: grouped key/value heads, RoPE, optional QK-norm, a KV cache."""  # NEW
 
     def __init__(self, d_in, num_heads, num_kv_groups, head_dim, qk_norm=False,  # NEW
                  norm_eps=1e-6):  # NEW
@@ -243,13 +263,23 @@ class ModernGPT(nn.Module):  # NEW
         for block in self.trf_blocks:  # NEW
             block.att.reset_cache()  # NEW
 
+    def _apply(self, fn, recurse=True):  # NEW: what .to(), .bfloat16(), .cuda() apply to tensors
+        super()._apply(fn, recurse)  # NEW
+        # NEW: the frequencies are rebuilt in float32 on the new device: .to(torch.bfloat16) would
+        # NEW: round them to 8 significant bits, and every angle with them
+        cfg = self.cfg  # NEW
+        inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"])  # NEW
+        self.inv_freq = inv_freq.to(self.inv_freq.device)  # NEW
+        return self  # NEW
+
     def forward(self, in_idx, use_cache=False):  # NEW: use_cache
         batch_size, seq_len = in_idx.shape
         start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
         check_num_tokens(start + seq_len, self.cfg["context_length"])  # NEW: cached ones count
         tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
         positions = torch.arange(start, start + seq_len, device=in_idx.device)  # NEW: from start
-        rope = rotary_angles(positions, self.inv_freq)  # NEW: the blocks rotate queries and keys
+        # NEW: the blocks rotate queries and keys; cos and sin in the activations' dtype
+        rope = rotary_angles(positions, self.inv_freq, tok_embeds.dtype)  # NEW
         x = tok_embeds  # NEW: no position embedding is added
         for block in self.trf_blocks:  # NEW: each block gets the angles and use_cache
             x = block(x, rope, use_cache)  # NEW

@@ -5,7 +5,9 @@
 
 Both compute the same function as ours; only the names differ (table below). Hugging Face's
 rotation pairs feature i with feature i + head_dim / 2 of each head, as bonus.modern does, so no
-weight needs permuting. The converted model shares memory with the source (no copies).
+weight needs permuting. The converted model shares memory with the source (no copies), so it
+lives on the source's device, in its dtype. It is converted for inference: attention dropout,
+which ModernGPT does not have, is refused rather than left out silently.
 """
 
 import os
@@ -34,6 +36,10 @@ NAME_MAP = [
     ("final_norm.scale", "model.norm.weight"),
     ("out_head.weight", "lm_head.weight"),
 ]
+# bonus.modern's rope_scaling keys and Hugging Face's for the "llama3" rope_type.
+LLAMA3_ROPE_KEYS = {"factor": "factor", "low_freq_factor": "low_freq_factor",
+                    "high_freq_factor": "high_freq_factor",
+                    "original_context_length": "original_max_position_embeddings"}
 SUPPORTED = {"llama": False, "qwen3": True}  # model_type: has a norm on queries and keys
 MIRROR_HINT = ("Reaching the hub only through a mirror? Set the HF_ENDPOINT environment variable "
                "to the mirror's address before starting Python, or download the model's folder "
@@ -49,16 +55,19 @@ def config_from_hf(hf_config):
         ("attention_bias", getattr(hf_config, "attention_bias", False)),
         ("mlp_bias", getattr(hf_config, "mlp_bias", False)),
         ("sliding_window", getattr(hf_config, "sliding_window", None)),
+        ("attention_dropout", getattr(hf_config, "attention_dropout", 0.0)),
     ) if value] + ([] if hf_config.hidden_act == "silu" else ["hidden_act"])
     if unsupported:
         raise ValueError(f"ModernGPT has no equivalent for these settings: {unsupported}")
     rope = dict(hf_config.rope_parameters)
     if rope.get("rope_type", "default") not in ("default", "llama3"):
         raise ValueError(f"rope_type {rope['rope_type']!r} is not supported (default, llama3)")
-    scaling = None if rope.get("rope_type", "default") == "default" else {
-        "factor": rope["factor"], "low_freq_factor": rope["low_freq_factor"],
-        "high_freq_factor": rope["high_freq_factor"],
-        "original_context_length": rope["original_max_position_embeddings"]}
+    scaling = None
+    if rope.get("rope_type", "default") == "llama3":
+        missing = [key for key in LLAMA3_ROPE_KEYS.values() if key not in rope]
+        if missing:
+            raise ValueError(f"the llama3 rope_parameters lack {missing}")
+        scaling = {ours: rope[theirs] for ours, theirs in LLAMA3_ROPE_KEYS.items()}
     heads = hf_config.num_attention_heads
     return {
         "vocab_size": hf_config.vocab_size,
@@ -100,11 +109,13 @@ def model_from_hf(hf_model):
     return model.train(hf_model.training)
 
 
-def load_modern(name_or_path, local_files_only=False):
+def load_modern(name_or_path, local_files_only=False, dtype="auto"):
     """A ModernGPT in eval mode with the weights of a Llama or Qwen3 folder or hub name.
 
-    Only safetensors files are read. Offline, or with nothing cached, it raises OSError with a
-    sentence on how to get the weights (`local_files_only=True` never touches the network).
+    `dtype="auto"` keeps the checkpoint's dtype (bfloat16 for Llama 3.2 and Qwen3: 2 bytes per
+    parameter); `dtype=torch.float32` doubles that. Only safetensors files are read. Offline,
+    or with nothing cached, it raises OSError with a sentence on how to get the weights
+    (`local_files_only=True` never touches the network).
     """
     from transformers import AutoConfig, AutoModelForCausalLM
 
@@ -116,7 +127,7 @@ def load_modern(name_or_path, local_files_only=False):
         config_from_hf(config)  # refuse an unsupported model before downloading its weights
         hf_model = AutoModelForCausalLM.from_pretrained(
             name_or_path, config=config, use_safetensors=True, local_files_only=local_files_only,
-            dtype="float32")
+            dtype=dtype)
     except OSError as err:
         where = os.environ.get("HF_ENDPOINT", "the Hugging Face hub")
         raise OSError(f"could not load {name_or_path!r} from a folder or from {where} "

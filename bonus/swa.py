@@ -41,7 +41,7 @@ def keep_last(tensor, count):
 
 
 class SlidingWindowAttention(nn.Module):  # NEW: a window, grouped kv heads, a KV cache
-    """Causal (masked) multi-head self-attention, the module built in chapter 3."""
+    """Causal self-attention over the last `window` positions; grouped kv heads; KV cache."""  # NEW
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, window,  # NEW
                  num_kv_groups, qkv_bias=False):  # NEW: window, num_kv_groups

@@ -1,5 +1,8 @@
 """Train the chapter's GPTModel on a short text, on a CPU, in about a minute; then sample from it.
 
+The batches are drawn on the CPU and sent to the model's device, so the same calls train on a
+GPU once the model is there: `model.to("cuda")`.
+
     text = load_text()                                  # "The Verdict", hash-checked, offline
     vocab = Vocab(tokenizer.encode(text))               # only the GPT-2 tokens the text uses
     train_ids, val_ids = split(vocab.encode(tokenizer.encode(text)))
@@ -68,10 +71,17 @@ def get_batch(data, batch_size, context_length, generator):
     return x, y
 
 
+def device_of(model):
+    """Where the model's parameters live: the device its inputs must be on."""
+    return next(model.parameters()).device
+
+
 def loss_on(model, x, y):
-    """Mean cross-entropy of the model's next-token predictions over every position."""
-    logits = model(x)  # (batch, num_tokens, vocab_size)
-    return F.cross_entropy(logits.flatten(0, 1), y.flatten())
+    """Mean cross-entropy of the model's next-token predictions over every position (x and y
+    are moved to the model's device first)."""
+    device = device_of(model)
+    logits = model(x.to(device))  # (batch, num_tokens, vocab_size)
+    return F.cross_entropy(logits.flatten(0, 1), y.to(device).flatten())
 
 
 @torch.no_grad()
@@ -104,6 +114,8 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        if loss.device.type == "cuda":  # a GPU works asynchronously: wait before reading the clock
+            torch.cuda.synchronize(loss.device)
         trained_seconds += time.perf_counter() - start
         tokens += x.numel()
         if step % eval_every == 0 or step == steps:
@@ -119,12 +131,16 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
 def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None,
              generator=None):
     """generate_text_simple with sampling: temperature 0 is greedy decoding; otherwise the next
-    token is drawn from softmax(logits / temperature), restricted to the `top_k` most likely."""
+    token is drawn from softmax(logits / temperature), restricted to the `top_k` most likely.
+
+    The ids are moved to the model's device; tokens are drawn on the CPU, with the CPU
+    `generator`, so a seed gives the same draws from the same probabilities on every device."""
     gpt.check_generation_args(model, idx, max_new_tokens, context_size)
     if not isinstance(temperature, (int, float)) or temperature < 0:
         raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
     if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= model.cfg["vocab_size"]):
         raise ValueError(f"top_k must be None or an int from 1 to the vocabulary size, got {top_k!r}")
+    idx = idx.to(device_of(model))
     for _ in range(max_new_tokens):
         with torch.no_grad():
             logits = model(idx[:, -context_size:])[:, -1, :]
@@ -135,6 +151,6 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
             idx_next = torch.argmax(logits, dim=-1, keepdim=True)
         else:
             probas = torch.softmax(logits / temperature, dim=-1)
-            idx_next = torch.multinomial(probas, num_samples=1, generator=generator)
+            idx_next = torch.multinomial(probas.cpu(), 1, generator=generator).to(idx.device)
         idx = torch.cat((idx, idx_next), dim=1)
     return idx

@@ -18,7 +18,8 @@ def assert_changes_marked_new(chapter, variant):
     """Fail unless `variant`'s source differs from `chapter`'s only in lines marked `# NEW`.
 
     `chapter` and `variant` are classes or functions (e.g. gpt.MultiHeadAttention and a bonus
-    copy of it). A chapter line may be replaced by a marked line, never dropped silently.
+    copy of it). A chapter line may be replaced by a marked line, never dropped silently; a mark
+    on a chapter line that is otherwise unchanged is refused too (it would point at no change).
     """
     old = inspect.getsource(chapter).splitlines()
     new = inspect.getsource(variant).splitlines()
@@ -29,6 +30,9 @@ def assert_changes_marked_new(chapter, variant):
         assert new[j1:j2], f"chapter lines removed, nothing marked instead: {old[i1:i2]}"
         unmarked = [line for line in new[j1:j2] if line.strip() and "# NEW" not in line]
         assert not unmarked, f"changed without a # NEW comment: {unmarked}"
+        restated = [line for line in new[j1:j2]
+                    if line.split("# NEW")[0].rstrip() in old[i1:i2] and line.split("#")[0].strip()]
+        assert not restated, f"marked # NEW but the chapter's line as it is: {restated}"
 
 # The chapter's end result (notebook 07): "Hello, I am" continued by the seed-123 GPT-2 small.
 HELLO_IDS = [15496, 11, 314, 716]

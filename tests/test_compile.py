@@ -31,6 +31,9 @@ MODELS = {
     "MoE": lambda: moe.moe_gpt_model({**CFG, "n_experts": 4, "top_k": 2, "shared_expert": True}),
     "Llama/Qwen3-style": lambda: modern.ModernGPT({**modern.TINY_CONFIG, "vocab_size": 500,
                                                     "qk_norm": True, "tie_embeddings": True}),
+    # cos/sin and RMSNorm cast between float32 and bfloat16 inside the graph
+    "Llama/Qwen3-style, bfloat16": lambda: modern.ModernGPT(
+        {**modern.TINY_CONFIG, "vocab_size": 500, "qk_norm": True}).to(torch.bfloat16),
 }
 CACHED = ["KV cache, readable", "GQA", "MLA", "MLA absorbed", "SWA, local:global 1:1",
           "GQA + SWA 1:1", "Llama/Qwen3-style"]

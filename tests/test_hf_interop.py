@@ -4,6 +4,7 @@ Nothing here needs the network: the Hugging Face models are randomly initialised
 pretrained loader reads a model that the test saves itself.
 """
 
+import copy
 import json
 
 import pytest
@@ -102,6 +103,18 @@ def test_124m_round_trip_is_exact(small_hf):
     assert_same_state(small_hf, hf_from_gptmodel(gptmodel_from_hf(small_hf)))
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_both_ways_keep_the_dtype(tiny_hf, dtype):
+    hf_model = copy.deepcopy(tiny_hf).to(dtype)
+    model = gptmodel_from_hf(hf_model)
+    back = hf_from_gptmodel(model)
+    for converted in (model, back):
+        assert {p.dtype for p in converted.parameters()} == {dtype}
+    assert_same_state(hf_model, back)
+    with torch.no_grad():
+        assert model(PROMPTS).dtype == dtype
+
+
 def test_conversion_shares_memory_instead_of_copying(tiny_hf):
     hf_storages = {p.untyped_storage().data_ptr() for p in tiny_hf.parameters()}
     model = gptmodel_from_hf(tiny_hf)
@@ -114,7 +127,9 @@ def test_training_mode_is_kept():
         hf_model = GPT2LMHeadModel(GPT2Config(**TINY_HF))
     for training in (True, False):
         model = gptmodel_from_hf(hf_model.train(training))
-        assert model.training == hf_from_gptmodel(model).training == training
+        back = hf_from_gptmodel(model)
+        assert model.training == back.training == training
+        assert all(t.is_meta for t in [*model.parameters(), *model.buffers(), *back.parameters()])
 
 
 @pytest.mark.parametrize("tie", [True, False])

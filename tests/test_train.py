@@ -39,6 +39,17 @@ def test_evaluation_does_not_train(mode):
     assert loss == train.evaluate(model, torch.tensor(SENTENCE * 5), 4, 8)  # the same batches
 
 
+def test_batches_and_prompts_go_to_the_models_device():
+    with torch.device("meta"):  # a device other than the CPU's, which any machine has
+        model = tiny_model()
+    seen = []
+    model.register_forward_pre_hook(lambda module, args: seen.append(args[0].device.type))
+    x, y = train.get_batch(torch.tensor(SENTENCE * 5), 4, 8, torch.Generator().manual_seed(0))
+    assert train.loss_on(model, x, y).is_meta
+    assert train.generate(model, torch.tensor([[1, 2]]), 2, 8).is_meta
+    assert seen == ["meta"] * 3
+
+
 def test_batches_are_next_token_pairs():
     ids = torch.arange(100)
     x, y = train.get_batch(ids, 4, 8, torch.Generator().manual_seed(0))

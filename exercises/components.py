@@ -266,14 +266,22 @@ def _identity(args, out):
     return bool(args) and _same(args[0], out)
 
 
-def _never_called(ref_calls, my_calls, inside):
+def _never_called(ref_calls, my_calls, inside, atol):
     """The outermost modules inside `inside` that the chapter's forward calls and yours never
-    does; modules that change nothing here (dropout in eval mode) left out."""
+    does, where it matters: the next call both make differs (a weight read rather than called
+    that gives the same result is no finding)."""
     called = {a for name, _, _ in my_calls for a in _enclosing(name)}
     skipped = {n for n, a, out in ref_calls if n not in called and inside in _enclosing(n)
                and not _identity(a, out)}
+    mine, ref_keys = _keyed(my_calls), list(_keyed(ref_calls).items())
+
+    def matters(n):
+        last = max(i for i, ((m, _), _) in enumerate(ref_keys) if n in _enclosing(m))
+        after = [(key, out) for key, (_, out) in ref_keys[last + 1:] if key in mine]
+        return not after or not _same(mine[after[0][0]][1], after[0][1], atol)
+
     return [n for n in dict.fromkeys(n for n, _, _ in ref_calls if n in skipped)
-            if n.rpartition(".")[0] not in skipped]
+            if n.rpartition(".")[0] not in skipped and matters(n)]
 
 
 def _locate(reference, yours, args, path, crashed=False):
@@ -288,7 +296,7 @@ def _locate(reference, yours, args, path, crashed=False):
                   _same(out, ref_at[key][1], atol) and not _identity(*ref_at[key])), None)
     if first is None:
         return [] if crashed else [("never_called", {"where": _join(path, n)})
-                for n in _never_called(ref_calls, my_calls, "")]
+                for n in _never_called(ref_calls, my_calls, "", atol)]
     name, _ = first
     my_args, my_out = _keyed(my_calls)[first]
     ref_out = ref_at[first][1]
@@ -299,10 +307,11 @@ def _locate(reference, yours, args, path, crashed=False):
     else:
         culprit = ""
     found = [("never_called", {"where": _join(path, n)})
-             for n in _never_called(ref_calls, my_calls, culprit)]
+             for n in _never_called(ref_calls, my_calls, culprit, atol)]
     if culprit != name:  # its input differs: the code that made it is the culprit's forward
-        given = next((n for n, a, _ in sorted(ref_calls, key=lambda c: c[0].count(".")) if
-                      a and my_args and _same(a[0], my_args[0], atol) and n != name), None)
+        given = next((n for n, a, out in sorted(ref_calls, key=lambda c: c[0].count(".")) if
+                      a and my_args and _same(a[0], my_args[0], atol) and n != name
+                      and not _identity(a, out)), None)
         parent = _join(path, culprit) or type(yours).__name__
         found.append(("input_from", {"where": _join(path, name), "parent": parent, "other":
                                      _join(path, given)}) if given else
@@ -611,7 +620,7 @@ def _training(kind, reference, yours, inputs, rebuild):
         if not COMPONENTS[kind].dropout:
             return [("dropout_extra", where)]
         mine, theirs = _dropout_calls(yours, inputs[0]), _dropout_calls(reference, inputs[0])
-        extra, missing = _minus(mine, theirs), _minus(theirs, mine)
+        extra, missing = [n for n in mine if n not in theirs], _minus(theirs, mine)
         if extra:
             return [("dropout_extra_at", {**where, "names": names(extra)})]
         if all(_same(_seeded(yours, args, SEED + 1), m) for args, m in zip(inputs, my_outs)):
@@ -747,13 +756,13 @@ def _kind_of(yours, reference):
     return name, reference, None
 
 
-GENERIC = ("first_difference", "probe_values", "probe_position")
+GENERIC = ("first_difference", "probe")  # codes that start so: a look, not a cause
 
 
 def _render(findings, notes, success):
     """Feedback: one line per finding; several diagnoses of one behaviour numbered."""
     if any(code == "missing_param" for code, _ in findings):  # it says why: no generic line
-        findings = [f for f in findings if f[0] not in GENERIC]
+        findings = [f for f in findings if not f[0].startswith(GENERIC)]
     texts = [say(code, **params) for code, params in findings]
     diagnoses = [i for i, (code, _) in enumerate(findings) if code in DIAGNOSES]
     if len(diagnoses) > 1:  # two mistakes at once, or one behaviour that several produce

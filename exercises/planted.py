@@ -66,13 +66,13 @@ def layer_norm(m, x, *, unbiased=False, eps="inside", center=True, root=True, di
 TANH_CONSTANT = math.sqrt(2 / math.pi)
 
 
-def _gelu_tanh(x, constant=TANH_CONSTANT, half=0.5):
+def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5):
     return half * x * (1 + torch.tanh(constant * (x + 0.044715 * x**3)))
 
 
-def _feed_forward(m, x, activation):
-    first, _, second = m.layers
-    return second(activation(first(x)))
+def _feed_forward(m, x, activation=None):
+    first, gelu, second = m.layers
+    return second((activation or gelu)(first(x)))
 
 
 def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="transpose",
@@ -164,8 +164,8 @@ COMPONENTS = {
     "GELU": Component(
         gpt.GELU, "GELU()", lambda cls, cfg: cls(), _vector_inputs,
         {"gelu_erf": lambda m, x: F.gelu(x), "gelu_relu": lambda m, x: F.relu(x),
-         "gelu_constant": lambda m, x: _gelu_tanh(x, constant=2 / math.pi),
-         "gelu_no_half": lambda m, x: _gelu_tanh(x, half=1.0)},
+         "gelu_constant": lambda m, x: gelu_tanh(x, constant=2 / math.pi),
+         "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0)},
         False),
     "FeedForward": Component(
         gpt.FeedForward, "FeedForward(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,

@@ -5,6 +5,7 @@ own (most copy the chapter's code with one line changed); the checker must give 
 diagnosis code. The equivalent rewrites must pass, and nothing a learner passes may raise.
 """
 
+import functools
 import math
 from pathlib import Path
 
@@ -916,3 +917,163 @@ def test_models_are_compared_well_past_eight_positions():
     yours = GPTWrappedPositions(SMALL)
     feedback = review_models(yours, reference)
     assert "probe_position" in feedback.codes and "is 8 of 32" in feedback.text, feedback.text
+
+
+class AttentionHeadLoop(nn.Module):
+    """One head at a time, with dropout on each head's weights: the chapter's function."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def forward(self, x, drop_scores=False):
+        t = x.shape[1]
+        heads = []
+        for h in range(self.num_heads):
+            part = slice(h * self.head_dim, (h + 1) * self.head_dim)
+            q, k, v = (W(x)[..., part] for W in (self.W_query, self.W_key, self.W_value))
+            scores = q @ k.transpose(1, 2) / self.head_dim**0.5
+            scores = self.dropout(scores) if drop_scores else scores  # dropout on another tensor
+            w = torch.softmax(scores.masked_fill(self.mask[:t, :t].bool(), -torch.inf), dim=-1)
+            heads.append((w if drop_scores else self.dropout(w)) @ v)
+        return self.out_proj(torch.cat(heads, dim=-1))
+
+
+class AttentionDropsScores(AttentionHeadLoop):
+    def forward(self, x):
+        return super().forward(x, drop_scores=True)
+
+
+def test_dropout_split_into_calls_passes_and_dropout_on_another_tensor_fails():
+    assert review_component(AttentionHeadLoop, gpt.MultiHeadAttention).passed
+    block = with_parts("TransformerBlock", MultiHeadAttention=AttentionHeadLoop)
+    assert review_component(block).passed
+    feedback = review_component(AttentionDropsScores, gpt.MultiHeadAttention)
+    assert not feedback.passed and feedback.codes == ("dropout_elsewhere",), feedback.text
+
+
+def test_their_own_error_comes_first_and_matches_no_mistake():
+    def generate_text_simple(model, idx, max_new_tokens, context_size):
+        for _ in range(max_new_tokens):
+            logits = model(idx[:, -context_size:])[:, -1, :]
+            idx_next = torch.argmax(logits, dim=-1)  # keepdim forgotten
+            idx = torch.cat((idx, idx_next), dim=1)
+        return idx
+
+    feedback = review_component(generate_text_simple)
+    assert feedback.codes == ("raised", "your_line"), feedback.text
+    assert "your line" in feedback.text and "idx = torch.cat((idx, idx_next), dim=1)" in feedback.text
+
+    class MultiHeadAttention(Attention):
+        def merge(self, context, b, t):
+            return context.transpose(1, 2).view(b, t, self.d_out)  # .contiguous() forgotten
+
+    feedback = review_component(MultiHeadAttention)
+    assert feedback.codes == ("raised", "your_line"), feedback.text
+    assert "RuntimeError: view size is not compatible" in feedback.text
+    assert "return context.transpose(1, 2).view(b, t, self.d_out)" in feedback.text
+
+
+def test_a_class_where_a_module_belongs_is_its_own_error_not_a_signature():
+    class FeedForward(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            d = cfg["emb_dim"]
+            self.layers = nn.Sequential(nn.Linear(d, 4 * d), gpt.GELU, nn.Linear(4 * d, d))
+
+    feedback = review_component(FeedForward)
+    assert feedback.codes == ("build_failed", "your_line"), feedback.text
+    assert "gpt.GELU, nn.Linear(4 * d, d))" in feedback.text
+
+
+class GPTReadsPositions(gpt.GPTModel):
+    def forward(self, in_idx, final_first=False):
+        x = self.tok_emb(in_idx) + self.pos_emb.weight[:in_idx.shape[1]]  # read, not called
+        x = self.drop_emb(x)
+        x = self.final_norm(x) if final_first else x
+        x = self.trf_blocks(x)
+        return self.out_head(x if final_first else self.final_norm(x))
+
+
+def test_location_follows_what_ran():
+    model = with_parts("GPTModel", TransformerBlock=block(post_ln))
+    reads = type("GPTModel", (model, GPTReadsPositions), {"forward": GPTReadsPositions.forward})
+    feedback = review_component(reads)
+    assert "pos_emb" not in feedback.text and "post_ln" in feedback.codes, feedback.text
+
+    final_first = gpt_model(lambda self, idx: GPTReadsPositions.forward(self, idx, final_first=True))
+    feedback = review_component(final_first)
+    assert feedback.codes[0] == "input_from", feedback.text
+    assert "final_norm receives what the chapter gives to trf_blocks: check the order of the " \
+           "calls in the forward of GPTModel" in feedback.text
+
+
+def test_one_block_repeated_is_named_shared():
+    class GPTModel(gpt.GPTModel):
+        def __init__(self, cfg):
+            super().__init__(cfg)
+            self.trf_blocks = nn.Sequential(*[gpt.TransformerBlock(cfg)] * cfg["n_layers"])
+
+    feedback = review_component(GPTModel)
+    assert feedback.codes == ("shared_module",), feedback.text
+    assert "trf_blocks.0, trf_blocks.1 are one and the same module object" in feedback.text
+
+
+def test_two_mistakes_at_once_are_named_as_such():
+    def forward(self, x):
+        mean, std = x.mean(dim=-1, keepdim=True), x.std(dim=-1, keepdim=True)  # n - 1
+        return self.scale * (x - mean) / (std + self.eps) + self.shift  # eps outside
+
+    feedback = review_component(layer_norm(forward))
+    assert feedback.codes == ("two_mistakes", "ln_unbiased", "ln_eps_outside"), feedback.text
+    assert "LayerNorm makes two mistakes at once:\n  - (1) LayerNorm: it uses" in feedback.text
+
+
+def test_a_missing_parameter_gets_no_generic_line():
+    class LayerNorm(nn.Module):
+        def __init__(self, emb_dim):
+            super().__init__()
+            self.eps, self.scale = 1e-5, nn.Parameter(torch.ones(emb_dim))
+
+        def forward(self, x):
+            return self.scale * (x - x.mean(-1, keepdim=True)) / torch.sqrt(
+                x.var(-1, keepdim=True, unbiased=False) + self.eps)
+
+    feedback = review_component(LayerNorm)
+    assert feedback.codes == ("missing_param",), feedback.text
+
+
+def test_chinese_lists_and_locations_use_chinese_punctuation():
+    try:
+        checks.set_language("zh")
+        shared = review_component(type("GPTModel", (gpt.GPTModel,), {"__init__": lambda self, cfg: (
+            gpt.GPTModel.__init__(self, cfg), setattr(self, "trf_blocks", nn.Sequential(
+                *[gpt.TransformerBlock(cfg)] * cfg["n_layers"])))[0]})).text
+        inside = review_component(with_parts("GPTModel", LayerNorm=layer_norm(ln_unbiased))).text
+    finally:
+        checks.set_language("en")
+    assert "trf_blocks.0、trf_blocks.1 是同一个模块对象" in shared
+    assert "trf_blocks.0.norm1（LayerNorm）：" in inside
+
+
+@pytest.mark.parametrize("kind", [k for k in COMPONENTS if k != "GELU"])
+def test_the_mistakes_default_behaviour_is_the_chapter_s(kind):
+    spec = COMPONENTS[kind]
+    base = {m.func for m in spec.mistakes.values() if isinstance(m, functools.partial)}
+    torch.manual_seed(0)
+    module = gpt.GPTModel(components.CONFIG).eval() if spec.build is None else spec.build(
+        spec.reference, components.CONFIG).eval()
+    for args in spec.inputs(components.CONFIG):
+        expected = spec.reference(module, *args) if spec.build is None else module(*args)
+        assert all(torch.allclose(f(module, *args), expected) for f in base)
+
+
+def test_the_gelu_formula_is_the_chapter_s():
+    x = torch.linspace(-5, 5, 101)
+    assert torch.allclose(planted.gelu_tanh(x), gpt.GELU()(x))

@@ -4,18 +4,15 @@
     review_component(MyNorm, reference=gpt.LayerNorm)   # returns Feedback(passed, text, codes)
     compare_models(my_model, gpt_model)         # two built models: where do they first differ?
 
-`check_component` builds the learner's class and the reference with the same arguments and seed.
-It compares the initial values the chapter fixes (norm scales 1, shifts 0, the causal mask), then
-lines up the parameters by the book's names, copies the reference's weights in and compares, in
-eval mode, the outputs on inputs a real model meets (the full context length and shorter, rows
-with large means, d_in != d_out); then the gradients of one backward pass; then training mode,
-where dropout must drop the same values at the same rates. When the learner's code raises, its
-own error and line come first. Otherwise one hook pass finds the first module whose output
-differs among those that ran, and the mistakes planted into the reference (each Component's
-`mistakes`, in exercises/planted.py) say which known mistake it behaves like, or a probe shows what to look at. A
-diagnosis never depends on how the code is written; nothing a learner passes makes a check raise.
+Both built with the same arguments and seed: the initial values the chapter fixes, then (the
+reference's weights copied in by the book's names) the outputs in eval mode on inputs a real model
+meets, one backward pass, and dropout in training mode. The learner's own error comes first; else
+one hook pass finds the first module whose output differs, and the mistakes planted into the
+reference (exercises/planted.py) say which one it behaves like, or a probe shows where to look.
+Judged by behaviour, never by the source; nothing a learner passes makes a check raise.
 """
 
+import collections
 import copy
 import functools
 import itertools
@@ -23,23 +20,16 @@ import math
 import os
 import traceback
 from typing import NamedTuple
+from unittest import mock
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import gpt
+from exercises import planted
 from exercises.feedback import Feedback, names, numbered, render, say
-from exercises.planted import (
-    COMPONENTS,
-    CONFIG,
-    DIAGNOSES,
-    NOTES,
-    PARTS,
-    SEED,
-    layer_norm,
-    token_inputs,
-)
+from exercises.planted import COMPONENTS, CONFIG, DIAGNOSES, NOTES, SEED
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 rewrites (F.layer_norm, einsum, SDPA) agree far closer
 MODEL_TOKENS = 64  # compare_models tries up to 64 tokens: GPT-2 sized models stay quick
@@ -59,9 +49,6 @@ class NotAttempted(Exception):
     """The learner's code raised NotImplementedError: a stub not filled in yet."""
 
 
-PAIRS = ("LayerNorm", "MultiHeadAttention", "TransformerBlock")  # tried for two mistakes at once
-# Right on every input it runs, raising on the others: the one length a version cannot take.
-LENGTH = {"MultiHeadAttention": "mask_not_cut", "generate_text_simple": "no_crop"}
 NOT_THEIRS = (os.path.dirname(os.__file__), os.path.dirname(torch.__file__),
               os.path.dirname(__file__), gpt.__file__)
 
@@ -86,9 +73,8 @@ def _run(function, args, grad=False):
 
 def _atol(args):
     """Float32 rounding grows with the size of the values: rows with a mean of 100 get 100x."""
-    x = args[0] if args and isinstance(args[0], torch.Tensor) else None
-    return ATOL * max(1.0, x.abs().mean().item()) if x is not None and x.is_floating_point() \
-        else ATOL
+    x = args[0] if args and isinstance(args[0], torch.Tensor) else torch.zeros(1)
+    return ATOL * max(1.0, x.abs().mean().item() if x.is_floating_point() else 1.0)
 
 
 def _same(a, b, atol=ATOL):
@@ -223,9 +209,8 @@ def _initial_values(fixed, module, renamed):
 
 def _describe(t):
     t = t.detach().double().flatten()
-    if t.numel() and bool((t == t[0]).all()):
-        return say("all_values", value=_num(t[0]))
-    return say("value_range", low=_num(t.min()), high=_num(t.max()))
+    return say("all_values", value=_num(t[0])) if bool((t == t[0]).all()) else say(
+        "value_range", low=_num(t.min()), high=_num(t.max()))
 
 
 # ---- one hook pass: every submodule call, in the order they return -----------------------------
@@ -287,55 +272,41 @@ def _never_called(ref_calls, my_calls, inside, atol):
 def _locate(reference, yours, args, path, crashed=False):
     """Findings for the first module whose output differs among those your forward called:
     the innermost one whose own code, given the chapter's inputs, computes something else, and
-    what that code does wrong: the mistakes of it or of a chapter component around it, else a
-    probe. [] if every module that ran agrees (and `crashed`: your forward raised)."""
+    what that code does wrong: the mistakes of it or of a chapter component around it (inside
+    out), else a probe of it. [] if every module that ran agrees (and `crashed`: your forward raised)."""
     ref_calls, my_calls = _trace(reference, args), _trace(yours, args)
-    ref_at, atol = _keyed(ref_calls), _atol(args)
+    ref_at, my_at, atol = _keyed(ref_calls), _keyed(my_calls), _atol(args)
     mine, ref_modules = dict(yours.named_modules()), dict(reference.named_modules())
-    first = next((key for key, (_, out) in _keyed(my_calls).items() if key in ref_at and not
+    first = next((key for key, (_, out) in my_at.items() if key in ref_at and not
                   _same(out, ref_at[key][1], atol) and not _identity(*ref_at[key])), None)
     if first is None:
         return [] if crashed else [("never_called", {"where": _join(path, n)})
-                for n in _never_called(ref_calls, my_calls, "", atol)]
-    name, _ = first
-    my_args, my_out = _keyed(my_calls)[first]
-    ref_out = ref_at[first][1]
-    for culprit in _enclosing(name)[:-1]:
-        own = [(a, out) for n, a, out in ref_calls if n == culprit]
-        if culprit in mine and any(not _same(_run(mine[culprit], a), out, atol) for a, out in own):
-            break
-    else:
-        culprit = ""
+                                   for n in _never_called(ref_calls, my_calls, "", atol)]
+    name, (my_args, my_out), ref_out = first[0], my_at[first], ref_at[first][1]
+    culprit = next((c for c in _enclosing(name)[:-1] if c in mine and any(
+        not _same(_run(mine[c], a), out, atol) for n, a, out in ref_calls if n == c)), "")
     found = [("never_called", {"where": _join(path, n)})
              for n in _never_called(ref_calls, my_calls, culprit, atol)]
+    where, parent = _join(path, name), _join(path, culprit) or type(yours).__name__
     if culprit != name:  # its input differs: the code that made it is the culprit's forward
-        given = next((n for n, a, out in sorted(ref_calls, key=lambda c: c[0].count(".")) if
-                      a and my_args and _same(a[0], my_args[0], atol) and n != name
-                      and not _identity(a, out)), None)
-        parent = _join(path, culprit) or type(yours).__name__
-        found.append(("input_from", {"where": _join(path, name), "parent": parent, "other":
-                                     _join(path, given)}) if given else
-                     ("input_differs", {"where": _join(path, name), "parent": parent}))
+        given = next((n for n, a, out in sorted(ref_calls, key=lambda c: c[0].count(".")) if a
+                      and my_args and n != name and not _identity(a, out)
+                      and _same(a[0], my_args[0], atol)), None)
+        found.append(("input_from", {"where": where, "parent": parent, "other": _join(
+            path, given)}) if given else ("input_differs", {"where": where, "parent": parent}))
     if not culprit:
         return found
-    kind = type(ref_modules[culprit]).__name__
-    own = [a for n, a, _ in ref_calls if n == culprit]
-    where = _where(_join(path, culprit), kind)
     shapes = _shape(my_out), _shape(ref_out)
-    about = ("first_difference_shape", {"where": _join(path, name), "yours": shapes[0],
-                                        "expected": shapes[1]}) if shapes[0] != shapes[1] else (
-        "first_difference", {"where": _join(path, name),
-                             "difference": f"{_gap(my_out, ref_out).max().item():.2g}"})
-    for outer in _enclosing(culprit)[:-1]:  # its mistakes, or those of a component around it
-        outer_kind = type(ref_modules[outer]).__name__
-        if outer_kind in COMPONENTS and outer in mine:
-            matched = _match(outer_kind, ref_modules[outer], mine[outer], [
-                a for n, a, _ in ref_calls if n == outer], _where(_join(path, outer), outer_kind))
-            if matched:
-                return [about] + found + matched
-    if kind not in COMPONENTS:
-        return [about] + found
-    return [about] + found + _probe(kind, ref_modules[culprit], mine[culprit], own, where)
+    found.insert(0, ("first_difference_shape", {"where": where, "yours": shapes[0], "expected":
+                                                shapes[1]}) if shapes[0] != shapes[1] else (
+        "first_difference", {"where": where, "difference": f"{_gap(my_out, ref_out).max():.2g}"}))
+    for outer, look in [(o, _match) for o in _enclosing(culprit)[:-1]] + [(culprit, _probe)]:
+        kind, own = type(ref_modules[outer]).__name__, [a for n, a, _ in ref_calls if n == outer]
+        found += kind in COMPONENTS and outer in mine and look(
+            kind, ref_modules[outer], mine[outer], own, _where(_join(path, outer), kind)) or []
+        if found[-1][0] in DIAGNOSES:
+            return found
+    return found
 
 
 def _join(path, name):
@@ -355,7 +326,7 @@ def _mistakes_for(kind, reference, yours):
     mistakes = {code: (mutant, {}) for code, mutant in COMPONENTS[kind].mistakes.items()}
     eps = getattr(yours, "eps", None)
     if kind == "LayerNorm" and isinstance(eps, (int, float)) and eps != reference.eps:
-        mistakes["ln_eps_value"] = (functools.partial(layer_norm, eps_value=eps), {"eps": eps})
+        mistakes["ln_eps_value"] = (functools.partial(planted.layer_norm, eps_value=eps), {"eps": eps})
     return mistakes
 
 
@@ -381,7 +352,7 @@ def _match(kind, reference, yours, inputs, where, model=None, mine=None):
     mistakes = _mistakes_for(kind, reference, yours)
     single = [(code, {"where": where, **params}) for code, (mutant, params) in mistakes.items()
               if fits(mutant)]
-    pairs = itertools.combinations(mistakes.items(), 2) if kind in PAIRS else ()
+    pairs = itertools.combinations(mistakes.items(), 2) if kind in planted.PAIRS else ()
     for (a, (ma, pa)), (b, (mb, pb)) in [] if single else pairs:
         if _both(ma, mb) and fits(_both(ma, mb)):
             return [("two_mistakes", {"where": where}), (a, {"where": where, **pa}),
@@ -392,9 +363,8 @@ def _match(kind, reference, yours, inputs, where, model=None, mine=None):
 def _unit(module):
     """A copy with scale 1 and shift 0, to read a norm's output rows as they are."""
     module = copy.deepcopy(module)
-    with torch.no_grad():
-        for name, param in module.named_parameters():
-            param.fill_(1.0 if name.rpartition(".")[2] in ("scale", "weight") else 0.0)
+    for name, param in module.named_parameters():
+        param.data.fill_(1.0 if name.rpartition(".")[2] in ("scale", "weight") else 0.0)
     return module
 
 
@@ -402,20 +372,18 @@ def _keys_seen(module, x):
     """[query, key]: whether changing the input at key changes the output at query."""
     base, seen = _run(module, (x,)), []
     for j in range(x.shape[1]):
-        y = x.clone()
-        y[:, j] += 1.0
-        out = _run(module, (y,))
+        out = _run(module, (x + (torch.arange(x.shape[1]) == j)[:, None],))
         if not (isinstance(out, torch.Tensor) and out.shape == base.shape):
             return None
         seen.append(_gap(out, base).amax(dim=(0, 2)) > 1e-6)
     return torch.stack(seen, dim=1)
 
 
-def _spans(indices):
-    runs = []
-    for i in indices:
-        runs[-1:] = [runs[-1] + [i]] if runs and i == runs[-1][-1] + 1 else runs[-1:] + [[i]]
-    return names(f"{r[0]}..{r[-1]}" if len(r) > 2 else names(r) for r in runs) or "-"
+def _spans(keys):
+    """[0, 1, 2, 3, 7] -> "0..3, 7"."""
+    ends = [k for k in keys if k + 1 not in keys]
+    return names(f"{a}..{b}" if b > a else a for a, b in zip(
+        [k for k in keys if k - 1 not in keys], ends)) or "-"
 
 
 def _probe(kind, reference, yours, inputs, where, model=None):
@@ -483,7 +451,7 @@ def _diagnose(kind, reference, yours, inputs, path=""):
             [("your_line", error.at)] if error.at else [])
         ran = [i for i in range(len(inputs)) if i not in raised]
         if ran and not set(ran) & set(bad):  # right wherever it runs: a length it cannot take
-            return found + ([(LENGTH[kind], {"where": where})] if kind in LENGTH else [
+            return found + ([(planted.LENGTH[kind], {"where": where})] if kind in planted.LENGTH else [
                 f for f in _parts(reference, yours) if f[0] in DIAGNOSES] if model is None else [])
         if set(ran) & set(bad):
             found += _match(kind, reference, yours, [inputs[i] for i in ran], where, model,
@@ -492,17 +460,19 @@ def _diagnose(kind, reference, yours, inputs, path=""):
                         if model is None else [])
     i = bad[0]
     if not isinstance(mine[i], torch.Tensor):
-        code = "not_tensor" if mine[i] is not None else (
+        code = "returns_list" if model is not None and isinstance(mine[i], list) else (
+            "not_tensor" if mine[i] is not None else
             "returns_none" if spec.build else "returns_none_function")
         return [(code, {"where": where, "kind": type(mine[i]).__name__})]
+    if not _same(_outputs(yours, inputs[i:i + 1], model)[0], mine[i], 0):
+        return [("random_in_eval", {"where": where})]
     matched = _match(kind, reference, yours, inputs, where, model, mine)
     if matched:
         return matched
+    located = _locate(reference, yours, inputs[i], path) if model is None else []
     if mine[i].shape != ref_outs[i].shape:
         return [("wrong_shape", {**about(i), "yours": _shape(mine[i]),
-                                 "expected": _shape(ref_outs[i])})] + (
-            _locate(reference, yours, inputs[i], path) if model is None else [])
-    located = _locate(reference, yours, inputs[i], path) if model is None else []
+                                 "expected": _shape(ref_outs[i])})] + located
     if any(code in DIAGNOSES or code[:5] in ("probe", "wrong") for code, _ in located):
         return located
     return located + _probe(kind, reference, yours, inputs, where, model)
@@ -517,7 +487,7 @@ def _parts(reference, yours):
     mine = dict(yours.named_modules())
     for name, part in reference.named_modules():
         kind = type(part).__name__
-        if name and kind in PARTS and name in mine:
+        if name and kind in planted.PARTS and name in mine:
             found = _diagnose(kind, part, mine[name], _inputs_for(kind, part), name)
             if found:
                 return [("part_alone", {"where": _where(name, kind)})] + found
@@ -555,46 +525,25 @@ def _gradients(reference, yours, pairs, args):
         [("gradient_differs", {"names": names(differ)})] if differ else [])
 
 
-def _dropouts(model, args, drop):
-    """Runs `model` with F.dropout (which nn.Dropout calls) replaced by `drop`."""
-    original = F.dropout
-    F.dropout = drop
-    try:
-        return _run(model, args)
-    finally:
-        F.dropout = original
-
-
 def _same_drops(reference, yours, inputs):
     """Whether yours drops the same values as the chapter's at the same rates, however it
-    splits them into calls (a loop over heads): each run keeps the values above one threshold,
-    taken from the chapter's own dropout inputs, so the order of the calls does not matter."""
+    splits them into calls (a loop over heads): F.dropout (which nn.Dropout calls) keeps the
+    values above a threshold taken from the chapter's own dropout inputs, whatever the order."""
     seen = {}
 
     def record(x, p=0.5, training=True, inplace=False):
         seen.setdefault(p if training else 0, []).append(x.detach().flatten())
         return x
 
-    for args in inputs:
-        _dropouts(reference, args, record)
-    cut = {p: _cut(torch.cat(v)) for p, v in seen.items() if p}
-
     def drop(x, p=0.5, training=True, inplace=False):
         return x * (x > cut.get(p, math.inf)) / (1 - p) if training and p else x
 
-    return all(_same(_dropouts(yours, args, drop), _dropouts(reference, args, drop), _atol(args))
-               for args in inputs)
-
-
-def _cut(values):
-    """A threshold near the median, in the widest gap between neighbouring values, so that
-    float32 rounding does not move a value across it."""
-    v = values.double().unique()  # sorted
-    window = v[len(v) * 2 // 5:max(len(v) * 3 // 5, len(v) * 2 // 5 + 2)]
-    if len(window) < 2:
-        return 0.0
-    j = (window[1:] - window[:-1]).argmax()
-    return ((window[j] + window[j + 1]) / 2).item()
+    with mock.patch.object(F, "dropout", record):
+        [_run(reference, args) for args in inputs]
+    values = {p: torch.cat(v).double().unique() for p, v in seen.items() if p}
+    cut = {p: (v[len(v) // 2 - 1: len(v) // 2 + 1].mean().item()) for p, v in values.items()}
+    with mock.patch.object(F, "dropout", drop):
+        return all(_same(_run(yours, a), _run(reference, a), _atol(a)) for a in inputs)
 
 
 def _dropout_calls(model, args):
@@ -603,8 +552,8 @@ def _dropout_calls(model, args):
             if isinstance(model.get_submodule(name), nn.Dropout) and model.get_submodule(name).p]
 
 
-def _training(kind, reference, yours, inputs, rebuild):
-    """Findings for training mode, once eval mode agrees. `rebuild(drop_rate)` -> both again.
+def _training(kind, reference, yours, inputs):
+    """Findings for training mode, once eval mode agrees.
 
     With one seed the outputs match where dropout draws its random numbers as the chapter's does;
     else the same values must be dropped at the same rates (see _same_drops).
@@ -620,29 +569,20 @@ def _training(kind, reference, yours, inputs, rebuild):
         if not COMPONENTS[kind].dropout:
             return [("dropout_extra", where)]
         mine, theirs = _dropout_calls(yours, inputs[0]), _dropout_calls(reference, inputs[0])
-        extra, missing = [n for n in mine if n not in theirs], _minus(theirs, mine)
+        extra = [n for n in mine if n not in theirs]
+        missing = list((collections.Counter(theirs) - collections.Counter(mine)).elements())
         if extra:
             return [("dropout_extra_at", {**where, "names": names(extra)})]
         if all(_same(_seeded(yours, args, SEED + 1), m) for args, m in zip(inputs, my_outs)):
             return [("no_dropout", where)]
         if missing:
             return [("no_dropout_at", {**where, "names": names(missing)})]
+        with mock.patch.object(F, "dropout", lambda x, *args, **kwargs: x):  # every rate 0
+            if all(_same(_run(yours, a), _run(reference, a)) for a in inputs):
+                return [("dropout_elsewhere", {**where, "sites": say(f"sites_{kind}")})]
+        return [("training_differs", where)]
     finally:
         reference.eval(), yours.eval()
-    ref_off, mine_off = rebuild(0.0)
-    ref_off.train(), mine_off.train()
-    if all(_same(_seeded(mine_off, args), _seeded(ref_off, args)) for args in inputs):
-        return [("dropout_elsewhere", {**where, "sites": say(f"sites_{kind}")})]
-    return [("training_differs", where)]
-
-
-def _minus(items, others):
-    """The items left after taking out each of `others` once."""
-    left = list(items)
-    for item in others:
-        if item in left:
-            left.remove(item)
-    return left
 
 
 # ---- the checks --------------------------------------------------------------------------------
@@ -653,7 +593,7 @@ def _build(spec, cls, cfg, seed=SEED):
     return spec.build(cls, cfg)
 
 
-def _prepare(spec, reference, yours, cfg):
+def _prepare(spec, reference, yours, cfg=CONFIG):
     """Both modules built from `cfg`, the reference's weights copied into yours, findings."""
     ref_module = _build(spec, reference, cfg)
     other_seed = _build(spec, reference, cfg, SEED + 1).state_dict()
@@ -702,18 +642,18 @@ def _exact_gelu(module):
     return module
 
 
-def _compare(kind, ref_module, module, inputs, pairs, rebuild=None):
-    """Eval-mode outputs, then one backward pass, then (given `rebuild`) training mode."""
+def _compare(kind, ref_module, module, inputs, pairs, training=True):
+    """Eval-mode outputs, then one backward pass, then training mode."""
     findings = _diagnose(kind, ref_module.eval(), module.eval(), inputs) or _parts(
         ref_module, module)
     if findings or COMPONENTS[kind].build is None:
         return findings
     findings = _gradients(ref_module, module, pairs, inputs[0])
-    return findings or (_training(kind, ref_module, module, inputs, rebuild) if rebuild else [])
+    return findings or (_training(kind, ref_module, module, inputs) if training else [])
 
 
 def _review_class(kind, spec, reference, yours, exact=False):
-    ref_module, module, problems, aligned = _prepare(spec, reference, yours, CONFIG)
+    ref_module, module, problems, aligned = _prepare(spec, reference, yours)
     if module is None:
         return problems, []
     pairs, renamed = aligned
@@ -721,13 +661,8 @@ def _review_class(kind, spec, reference, yours, exact=False):
     _run(module.eval(), inputs[0])  # a stub raises NotImplementedError here
     if _unaligned(problems):
         return problems, _renamed(renamed)
-
-    def rebuild(drop_rate):
-        ref_off, off, _, _ = _prepare(spec, reference, yours, {**CONFIG, "drop_rate": drop_rate})
-        return (_exact_gelu(ref_off) if exact else ref_off), off
-
     ref_module = _exact_gelu(ref_module) if exact else ref_module
-    return problems + _compare(kind, ref_module, module, inputs, pairs, rebuild), _renamed(renamed)
+    return problems + _compare(kind, ref_module, module, inputs, pairs), _renamed(renamed)
 
 
 def _review_function(spec, yours):
@@ -738,22 +673,7 @@ def _review_function(spec, yours):
     _perturb(model)
     inputs = spec.inputs(CONFIG)
     _run(yours, (model, *inputs[0]))  # a stub raises NotImplementedError here
-    if any(isinstance(_run(yours, (model, *args)), list) for args in inputs):
-        return [("returns_list", {})], []
     return _diagnose("generate_text_simple", model, yours, inputs), []
-
-
-def _kind_of(yours, reference):
-    """(kind, reference, None) or (None, None, a finding that explains why there is none)."""
-    if reference is None:
-        name = getattr(yours, "__name__", None)
-        if name in COMPONENTS:
-            return name, COMPONENTS[name].reference, None
-        return None, None, ("unknown_component", {"name": str(name), "names": names(COMPONENTS)})
-    name = getattr(reference, "__name__", None)
-    if name not in COMPONENTS:
-        return None, None, ("unknown_reference", {"name": str(name), "names": names(COMPONENTS)})
-    return name, reference, None
 
 
 GENERIC = ("first_difference", "probe")  # codes that start so: a look, not a cause
@@ -788,11 +708,12 @@ def review_component(yours, reference=None):
         return _single("pass_class", kind=type(yours).__name__)
     if not callable(yours):
         return _single("not_component", kind=type(yours).__name__)
-    kind, reference, why = _kind_of(yours, reference)
-    if why:
-        return _single(why[0], **why[1])
-    spec = COMPONENTS[kind]
-    name = getattr(yours, "__name__", kind)
+    kind = getattr(yours if reference is None else reference, "__name__", None)
+    if kind not in COMPONENTS:
+        return _single("unknown_component" if reference is None else "unknown_reference",
+                       name=str(kind), names=names(COMPONENTS))
+    spec, name = COMPONENTS[kind], getattr(yours, "__name__", kind)
+    reference = reference or spec.reference
     try:
         if spec.build is None:
             findings, notes = _review_function(spec, yours)
@@ -825,7 +746,7 @@ def _inputs_for(kind, module):
     """Inputs sized for a built module: up to MODEL_TOKENS tokens, so GPT-2 stays quick."""
     if kind == "GPTModel":
         vocab, context = module.tok_emb.num_embeddings, module.pos_emb.num_embeddings
-        return token_inputs({"vocab_size": vocab, "context_length": min(context, MODEL_TOKENS)})
+        return planted.token_inputs({"vocab_size": vocab, "context_length": min(context, MODEL_TOKENS)})
     width = next((m.normalized_shape[0] if isinstance(m, nn.LayerNorm) else m.in_features
                   for m in module.modules() if isinstance(m, (nn.Linear, nn.LayerNorm))), None)
     if width is None:  # LayerNorm or GELU: no nn.Linear inside
@@ -856,7 +777,7 @@ def review_models(yours, reference):
         _copy_weights(pairs)
         inputs = [tuple(a.to(device) for a in args) for args in _inputs_for(kind, reference)]
         _run(yours.eval(), inputs[0])
-        findings = [] if _unaligned(problems) else _compare(kind, reference, yours, inputs, pairs)
+        findings = [] if _unaligned(problems) else _compare(kind, reference, yours, inputs, pairs, False)
     except NotAttempted:
         return _single("not_attempted_component")
     except Exception as err:  # a last resort, as in review_component

@@ -224,6 +224,9 @@ MESSAGES = {"en": {
         "[TransformerBlock(cfg) for _ in range(n)]",
     "input_from": "{where} receives what the chapter gives to {other}: check the order of the "
         "calls in the forward of {parent}",
+    "random_in_eval": "{where}: in eval mode two runs on the same input give different outputs: "
+        "something random still acts (F.dropout needs training=self.training; nn.Dropout turns "
+        "itself off in eval mode)",
     "two_mistakes": "{where} makes two mistakes at once:",
     "probe_gelu": "{where}: at x = -3, -2, -1, 0, 1, 2, 3 yours gives {yours}; the chapter's "
         "gives {expected}",
@@ -521,6 +524,8 @@ MESSAGES = {"en": {
         "cfg) for _ in range(n)]",
     "input_from": "{where} 收到的是本章交给 {other} 的输入：请检查 {parent"
         "} 的 forward 中各调用的顺序",
+    "random_in_eval": "{where}：在评估模式下，同一个输入运行两次，输出却不同：仍有随机的部分在起作用"
+        "（F.dropout 需要 training=self.training；nn.Dropout 在评估模式下会自行关闭）",
     "two_mistakes": "{where} 同时犯了两个错误：",
     "probe_gelu": "{where}：在 x = -3, -2, -1, 0, 1, 2, 3 处，你"
         "的结果是 {yours}；本章的是 {expected}",

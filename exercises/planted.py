@@ -214,3 +214,6 @@ DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
     "ln_eps_value", "mask_not_cut", "no_crop"}
 PARTS = ("LayerNorm", "GELU", "FeedForward", "MultiHeadAttention")  # checked alone in a model
 NOTES = {"gelu_erf"}  # a diagnosis that is no bug: the check passes with a note
+PAIRS = ("LayerNorm", "MultiHeadAttention", "TransformerBlock")  # tried for two mistakes at once
+# Right on every input it runs, raising on the others: the one length a version cannot take.
+LENGTH = {"MultiHeadAttention": "mask_not_cut", "generate_text_simple": "no_crop"}

@@ -147,12 +147,16 @@ MESSAGES = {"en": {
     "expected_function": "generate_text_simple is a function in the chapter; {name} is a class.",
     "could_not_check": "The check could not run your code ({error}). Run your cell again, then "
                        "this one; if it persists, compare your code's structure with the chapter's.",
-    "correct_component": "Correct: your {name} computes the same function as gpt.{reference}, in "
-                         "eval mode and, with the same seed, in training mode.",
+    "correct_component": "Correct: your {name} computes the same function as gpt.{reference}: "
+                         "the same initial values; the same outputs in eval mode at the full "
+                         "context length, on shorter inputs and on rows with large means; the "
+                         "same gradients; and, with the same seed, the same dropout in training "
+                         "mode.",
     "correct_function": "Correct: your {name} returns the same token ids as "
                         "gpt.{reference}, including when the input must be cropped.",
     "same_models": "Same function: with the reference's weights copied in, your model computes "
-                   "what this {reference} computes (compared in eval mode).",
+                   "what this {reference} computes (compared in eval mode, on inputs of up to 64 "
+                   "tokens, and in one backward pass).",
     "models_need_instances": "{name} is a class: pass built models, e.g. "
                              "compare_models(model, reference_model); check_component takes "
                              "classes.",
@@ -454,12 +458,13 @@ MESSAGES = {"en": {
     "expected_function": "generate_text_simple 在本章中是一个函数，{name} 却是一个类。",
     "could_not_check": "检查无法运行你的代码（{error}）。请先重新运行你的代码所在的单元格，"
                        "再运行这个单元格；如果问题依旧，请把你的代码结构与本章的对照。",
-    "correct_component": "正确：无论在评估模式下，还是在随机种子相同的训练模式下，你的 {name} "
-                         "与 gpt.{reference} 的计算结果都相同。",
+    "correct_component": "正确：你的 {name} 与 gpt.{reference} 的计算结果相同：初始值相同；"
+                         "在评估模式下，无论输入是完整的上下文长度、较短的输入，还是均值很大的行，"
+                         "输出都相同；梯度相同；随机种子相同时，训练模式下的 dropout 也相同。",
     "correct_function": "正确：你的 {name} 返回的词元 ID 与 gpt.{reference} 相同，"
                         "输入需要裁剪时也是如此。",
     "same_models": "计算结果相同：把参照模型的权重复制进来后，你的模型与这个 {reference} "
-                   "算出的结果一致（在评估模式下比较）。",
+                   "算出的结果一致（在评估模式下用最多 64 个词元的输入比较，并做了一次反向传播）。",
     "models_need_instances": "{name} 是一个类：请传入构建好的模型，例如 compare_models(model, "
                              "reference_model)；接受类的是 check_component。",
     "component_not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}。",

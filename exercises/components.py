@@ -289,8 +289,9 @@ def _locate(reference, yours, args, path, crashed=False):
              for n in _never_called(ref_calls, my_calls, culprit, atol)]
     where, parent = _join(path, name), _join(path, culprit) or type(yours).__name__
     if culprit != name:  # its input differs: the code that made it is the culprit's forward
-        given = next((n for n, a, out in sorted(ref_calls, key=lambda c: c[0].count(".")) if a
-                      and my_args and n != name and not _identity(a, out)
+        given = next((n for n, a, out in sorted(ref_calls, key=lambda c: (  # inside it first
+                          culprit not in _enclosing(c[0]), c[0].count("."))) if a
+                      and my_args and n not in (name, culprit) and not _identity(a, out)
                       and _same(a[0], my_args[0], atol)), None)
         found.append(("input_from", {"where": where, "parent": parent, "other": _join(
             path, given)}) if given else ("input_differs", {"where": where, "parent": parent}))

@@ -537,14 +537,14 @@ def test_check_cells_show_only_the_feedback(path):
         assert [o["output_type"] for o in cell["outputs"]] == ["stream"]
 
 
-def test_chinese_feedback_for_untouched_wrong_and_right_answers(monkeypatch):
+def test_chinese_feedback_for_untouched_wrong_and_right_answers():
     checks.set_language("zh")
     assert review_4_1(None, None).text.startswith("尚未作答")
     assert review_4_1(FF, 12 * ATT).text.startswith("还不对")
     assert review_4_1(FF, ATT).text.startswith("正确")
 
 
-def test_chinese_feedback_uses_chinese_punctuation(monkeypatch):
+def test_chinese_feedback_uses_chinese_punctuation():
     """Sentences joined without a space, full-width colons between subject, field and text."""
     checks.set_language("zh")
     assert review_4_1(FF, 12 * ATT).text.startswith(

@@ -871,6 +871,13 @@ class LayerNormDetached(gpt.LayerNorm):
         return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
 
 
+class LayerNormOverTheBatch(gpt.LayerNorm):
+    def forward(self, x):  # one mean and variance for all rows of the batch
+        mean, var = x.mean(dim=(0, -1), keepdim=True), x.var(dim=(0, -1), keepdim=True,
+                                                             unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
 class AttentionSwappedLinear(Attention):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
@@ -888,6 +895,7 @@ class GPTWrappedPositions(gpt.GPTModel):
     (AttentionRightForEight, gpt.MultiHeadAttention, "initial_mask", "row 8, column 9"),
     (LayerNormOnePass, gpt.LayerNorm, "probe_norm", "input 4 of 4"),
     (LayerNormClampedMean, gpt.LayerNorm, "probe_norm", "variance"),
+    (LayerNormOverTheBatch, gpt.LayerNorm, "probe_norm", "input 1 of 4"),
     (LayerNormSwappedInit, gpt.LayerNorm, "initial_value",
      "scale starts as all 0; the chapter's starts as all 1"),
     (LayerNormData, gpt.LayerNorm, "no_gradient", "no gradient reaches scale"),

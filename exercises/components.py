@@ -175,9 +175,8 @@ def _align(reference, yours):
 
 
 def _copy_weights(pairs):
-    with torch.no_grad():
-        for _, mine, _, reference in pairs:
-            mine.copy_(reference)
+    for _, mine, _, reference in pairs:
+        mine.data.copy_(reference)
 
 
 def _perturb(module):
@@ -567,8 +566,9 @@ def _training(kind, reference, yours, inputs):
                 reference, yours, inputs):
             return []
         where = {"where": kind}
-        if not COMPONENTS[kind].dropout:
-            return [("dropout_extra", where)]
+        if not COMPONENTS[kind].dropout:  # a dropout of its own, or something else
+            return [("dropout_extra" if _dropout_calls(yours, inputs[0]) else "training_differs",
+                     where)]
         mine, theirs = _dropout_calls(yours, inputs[0]), _dropout_calls(reference, inputs[0])
         extra = [n for n in mine if n not in theirs]
         missing = list((collections.Counter(theirs) - collections.Counter(mine)).elements())

@@ -518,6 +518,8 @@ class BlockWithExtraDropout(gpt.TransformerBlock):
     (FeedForwardWithDropout, gpt.FeedForward, "dropout_extra"),
     (AttentionWithoutDropout, gpt.MultiHeadAttention, "no_dropout"),
     (BlockWithExtraDropout, gpt.TransformerBlock, "dropout_extra_at"),
+    (type("LayerNorm", (gpt.LayerNorm,), {"forward": lambda self, x: gpt.LayerNorm.forward(
+        self, x) * (0.9 if self.training else 1.0)}), gpt.LayerNorm, "training_differs"),
 ])
 def test_training_mode_mistakes(yours, reference, code):
     feedback = review_component(yours, reference)

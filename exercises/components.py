@@ -42,7 +42,7 @@ ALIASES = {"scale": "weight", "shift": "bias"}  # nn.LayerNorm's names for Layer
 
 class Raised(NamedTuple):
     error: str  # "TypeName: message"
-    at: dict  # {"function", "line", "code"}: the learner's own line that raised, or None
+    at: dict  # {"function", "line", "source"}: the learner's own line that raised, or None
 
 
 class NotAttempted(Exception):

@@ -532,7 +532,7 @@ MESSAGES = {"en": {
     "random_in_eval": "{where}：在评估模式下，同一个输入运行两次，输出却不同：仍有随机的部分在起作用"
         "（F.dropout 需要 training=self.training；nn.Dropout 在评估模式下会自行关闭）",
     "two_mistakes": "{where} 同时犯了两个错误：",
-    "probe_gelu": "{where}：在 x = -3, -2, -1, 0, 1, 2, 3 处，你"
+    "probe_gelu": "{where}：在 x = -3、-2、-1、0、1、2、3 处，你"
         "的结果是 {yours}；本章的是 {expected}",
     "probe_norm": "{where}：scale 为 1、shift 为 0 时，在检查的第 {i} "
         "个输入上（共 {n} 个，形状为 {shape}），输出第一行的均值为 {mea"

@@ -15,43 +15,31 @@ import math
 import numbers
 import operator
 from collections.abc import Mapping
-from typing import NamedTuple
 
 import torch
 import torch.nn as nn
 
 import gpt
-from exercises.messages import MESSAGES
+from exercises.feedback import (
+    Feedback,
+    messages,
+    numbered,
+    render,
+    say,
+    set_language,  # noqa: F401 (checks.set_language, as notebooks call it)
+)
 
 BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it
 SIZES = {name: dict(size) for name, size in gpt.GPT2_SIZES.items()}
 MB_TOLERANCE = 0.01  # size_mb passes within 0.01 MB: two decimals, rounded or not
 RATE_TOLERANCE = 1e-6
-_language = "en"
 
 
-def set_language(language):
-    """Show feedback and hints in `language`, a key of MESSAGES."""
-    global _language
-    if not isinstance(language, str):
-        raise TypeError(f"language must be a str, got {type(language).__name__}")
-    if language not in MESSAGES:
-        raise ValueError(f"no messages in {language!r}; choose one of {sorted(MESSAGES)}")
-    _language = language
-
-
-def _say(code, **params):
-    return MESSAGES[_language][code].format(
-        mb_tolerance=MB_TOLERANCE, rate_tolerance=f"{RATE_TOLERANCE:f}", **params)
+def _say(code, **params):  # the exercises' tolerances are part of some of their texts
+    return say(code, mb_tolerance=MB_TOLERANCE, rate_tolerance=f"{RATE_TOLERANCE:f}", **params)
 
 
 # ---- the engine --------------------------------------------------------------------------------
-
-
-class Feedback(NamedTuple):
-    passed: bool
-    text: str
-    codes: tuple  # the diagnosis codes behind the text, in order
 
 
 def _problem(code, subject=None, field=None, **params):
@@ -61,21 +49,17 @@ def _problem(code, subject=None, field=None, **params):
 
 def _render(problems, exercise):
     """Feedback with one line per distinct diagnosis, naming every subject it applies to."""
-    if not problems:
-        return Feedback(True, _say(f"correct_{exercise}"), (f"correct_{exercise}",))
     lines, codes = {}, []
     for subject, field, diagnoses in problems:
         texts = [_say(code, **params) for code, params in diagnoses]
         if len(texts) > 1:  # a value that several mistakes produce
-            texts = [_say("several", n=len(texts))] + [
-                _say("numbered", i=i, text=t) for i, t in enumerate(texts, 1)]
+            texts = numbered(_say("several", n=len(texts)), texts)
         lines.setdefault((field, _say("sep_sentences").join(texts)), []).append(subject)
-        codes += [code for code, _ in diagnoses if code not in codes]
+        codes += [code for code, _ in diagnoses]
     names, colon = _say("sep_names"), _say("sep_field")  # the language's punctuation
-    text = [_say("not_quite")] + [
-        "  - " + colon.join([w for w in (names.join(filter(None, subjects)), field) if w] + [line])
-        for (field, line), subjects in lines.items()]
-    return Feedback(False, "\n".join(text), tuple(codes))
+    text = [colon.join([w for w in (names.join(filter(None, subjects)), field) if w] + [line])
+            for (field, line), subjects in lines.items()]
+    return render(text, codes or [f"correct_{exercise}"], _say(f"correct_{exercise}"))
 
 
 def _same_value(a, b):  # config values are ints, floats and bools: == is safe between them
@@ -132,7 +116,7 @@ class _Hint:
         self.exercise, self.calls = exercise, 0
 
     def __call__(self):
-        table = MESSAGES[_language]
+        table = messages()
         tiers = [table[key] for key in sorted(table) if key.startswith(f"hint_{self.exercise}_")]
         n, self.calls = self.calls, self.calls + 1
         if n >= len(tiers):

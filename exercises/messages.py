@@ -147,12 +147,16 @@ MESSAGES = {"en": {
     "expected_function": "generate_text_simple is a function in the chapter; {name} is a class.",
     "could_not_check": "The check could not run your code ({error}). Run your cell again, then "
                        "this one; if it persists, compare your code's structure with the chapter's.",
-    "correct_component": "Correct: your {name} computes the same function as gpt.{reference}, in "
-                         "eval mode and, with the same seed, in training mode.",
+    "correct_component": "Correct: your {name} computes the same function as gpt.{reference}: "
+                         "the same initial values; the same outputs in eval mode at the full "
+                         "context length, on shorter inputs and on rows with large means; the "
+                         "same gradients; and, with the same seed, the same dropout in training "
+                         "mode.",
     "correct_function": "Correct: your {name} returns the same token ids as "
                         "gpt.{reference}, including when the input must be cropped.",
     "same_models": "Same function: with the reference's weights copied in, your model computes "
-                   "what this {reference} computes (compared in eval mode).",
+                   "what this {reference} computes (compared in eval mode, on inputs of up to 64 "
+                   "tokens, and in one backward pass).",
     "models_need_instances": "{name} is a class: pass built models, e.g. "
                              "compare_models(model, reference_model); check_component takes "
                              "classes.",
@@ -189,11 +193,8 @@ MESSAGES = {"en": {
                         "dropout rate at 0; does something else depend on self.training?",
     "returns_none": "{where}: returns None; forward must return its result",
     "returns_none_function": "{where}: returns None; return idx, with the new ids appended",
-    "ids_differ": "{where}: on the check's input {i} of {n} (shape {shape}) it returns other token "
-                  "ids than the chapter's",
-    "input_differs": "{where} computes what the chapter's computes when given the chapter's "
-                     "input, so what differs is its input: look at the forward of {parent}, "
-                     "which calls it",
+    "input_differs": "{where} computes what the chapter's computes when given the chapter's input, "
+        "so what differs is its input, made in the forward of {parent}",
     "extra_bias": "{name}: the chapter creates this layer with bias=False",
     "align_first": "the check copies the chapter's weights into yours by name, so it compares "
                    "outputs only once every parameter lines up: name them as the book does",
@@ -201,21 +202,57 @@ MESSAGES = {"en": {
     "not_tensor": "{where}: returns a {kind}; it should return a tensor",
     "returns_list": "generate_text_simple returns a list; return the tensor idx, with the new "
                     "ids appended along dim=1",
-    "raised": "{where}: on the check's input {i} of {n} (shape {shape}) it raises {error}",
+    "raised": "{where}: on the check's input {i} of {n} (shape {shape}) your code raises "
+        "{error}",
     "wrong_shape": "{where}: on the check's input {i} of {n} (shape {shape}) it returns shape "
                    "{yours}, expected {expected}",
-    "values_differ": "{where}: on the check's input {i} of {n} (shape {shape}) its output "
-                     "differs by up to {difference}, and it does not behave like any mistake "
-                     "the check knows",
-    "never_called": "{where} is never called: the forward pass skips it",
-    "raised_inside": "{where} fails where the chapter's runs: {error}",
-    "first_difference": "in the order the forward pass runs, the first output that differs is "
-                        "that of {where} (shape {shape}, largest difference {difference})",
+    "never_called": "{where} is never called: the forward pass skips it (or reads its weights "
+        "without calling it)",
+    "first_difference": "in the order the forward pass runs, the first output that differs is that of "
+        "{where} (largest difference {difference})",
     "first_difference_shape": "in the order the forward pass runs, the first output that "
                               "differs is that of {where}: shape {yours}, the chapter's "
                               "{expected}",
     "part_alone": "the whole agrees on the check's inputs, but {where}, run alone on inputs "
                   "of its own, does not",
+    "where": "{path} ({kind})",
+    "your_line": "your line {line}, in {function}: {source}",
+    "initial_value": "{name} starts as {yours}; the chapter's starts as {expected} (compared before "
+        "any weight is copied)",
+    "initial_mask": "{name} differs from the chapter's causal mask at row {row}, column {column}: "
+        "the chapter's is True exactly above the diagonal, torch.triu(..., diagonal=1)",
+    "all_values": "all {value}",
+    "value_range": "values from {low} to {high}",
+    "shared_module": "{names} are one and the same module object, so they share their weights "
+        "([block] * n repeats one block); build each with its own call, e.g. "
+        "[TransformerBlock(cfg) for _ in range(n)]",
+    "input_from": "{where} receives what the chapter gives to {other}: check the order of the "
+        "calls in the forward of {parent}",
+    "random_in_eval": "{where}: in eval mode two runs on the same input give different outputs: "
+        "something random still acts (F.dropout needs training=self.training; nn.Dropout turns "
+        "itself off in eval mode)",
+    "two_mistakes": "{where} makes two mistakes at once:",
+    "probe_gelu": "{where}: at x = -3, -2, -1, 0, 1, 2, 3 yours gives {yours}; the chapter's "
+        "gives {expected}",
+    "probe_norm": "{where}: with scale 1 and shift 0, the first row of its output on the check's "
+        "input {i} of {n} (shape {shape}) has mean {mean} and variance {var}; the "
+        "chapter's has mean 0 and variance {expected_var}",
+    "probe_ids": "{where}: on the check's input {i} of {n} (shape {shape}) the new ids first "
+        "differ at step {step} of row {row}: yours {yours}, the chapter's {expected}",
+    "probe_keys": "{where}: query {query} draws on keys {yours}, the chapter's on keys "
+        "{expected} (found by changing the input at one position at a time)",
+    "probe_position": "{where}: on the check's input {i} of {n} (shape {shape}) the first position "
+        "whose output differs is {position} of {length} (largest difference "
+        "{difference})",
+    "probe_values": "{where}: on the check's input {i} of {n} (shape {shape}) the first value that "
+        "differs is at index {index}: yours {yours}, the chapter's {expected}",
+    "no_gradient": "the outputs agree, but after one backward pass no gradient reaches {names}, "
+        "where the chapter's gets one: look for .data, .detach() or torch.no_grad() in "
+        "forward",
+    "gradient_differs": "the outputs agree, but after one backward pass the gradients of {names} "
+        "differ from the chapter's: look for .data or .detach() on part of the "
+        "computation",
+    "the_input": "the input",
     "several_mistakes": "{where} behaves like {n} mistakes at once on these inputs:",
     # diagnoses: each one found by planting that mistake in the chapter's code
     "ln_unbiased": "{where}: it uses the unbiased variance (dividing by n - 1); layer norm "
@@ -230,10 +267,10 @@ MESSAGES = {"en": {
                      "features (dim=-1)",
     "ln_no_affine": "{where}: it never applies scale and shift; return self.scale * norm_x + "
                     "self.shift",
-    "gelu_erf": "{where}: this is the exact GELU, x·Φ(x) with erf (nn.GELU()'s default); the "
-                "chapter uses the tanh approximation GPT-2 was trained with. Not a bug: the two "
-                "differ by less than 0.001, but the book's printed numbers need the tanh form, "
-                "nn.GELU(approximate=\"tanh\")",
+    "gelu_erf": "Note: this is the exact GELU, x·Φ(x) with erf (nn.GELU()'s default); the "
+        "chapter uses the tanh approximation GPT-2 was trained with. The two differ by "
+        "less than 0.001, but the book's printed numbers need the tanh form, "
+        "nn.GELU(approximate=\"tanh\").",
     "gelu_relu": "{where}: this is ReLU, max(0, x); GELU is smooth and slightly negative for "
                  "negative inputs",
     "gelu_constant": "{where}: the constant inside tanh should be sqrt(2 / pi), not 2 / pi",
@@ -421,12 +458,13 @@ MESSAGES = {"en": {
     "expected_function": "generate_text_simple 在本章中是一个函数，{name} 却是一个类。",
     "could_not_check": "检查无法运行你的代码（{error}）。请先重新运行你的代码所在的单元格，"
                        "再运行这个单元格；如果问题依旧，请把你的代码结构与本章的对照。",
-    "correct_component": "正确：无论在评估模式下，还是在随机种子相同的训练模式下，你的 {name} "
-                         "与 gpt.{reference} 的计算结果都相同。",
+    "correct_component": "正确：你的 {name} 与 gpt.{reference} 的计算结果相同：初始值相同；"
+                         "在评估模式下，无论输入是完整的上下文长度、较短的输入，还是均值很大的行，"
+                         "输出都相同；梯度相同；随机种子相同时，训练模式下的 dropout 也相同。",
     "correct_function": "正确：你的 {name} 返回的词元 ID 与 gpt.{reference} 相同，"
                         "输入需要裁剪时也是如此。",
     "same_models": "计算结果相同：把参照模型的权重复制进来后，你的模型与这个 {reference} "
-                   "算出的结果一致（在评估模式下比较）。",
+                   "算出的结果一致（在评估模式下用最多 64 个词元的输入比较，并做了一次反向传播）。",
     "models_need_instances": "{name} 是一个类：请传入构建好的模型，例如 compare_models(model, "
                              "reference_model)；接受类的是 check_component。",
     "component_not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}。",
@@ -458,10 +496,8 @@ MESSAGES = {"en": {
                         "训练模式下仍不一致；是否还有别的部分依赖 self.training？",
     "returns_none": "{where}：返回了 None；forward 必须返回它的结果",
     "returns_none_function": "{where}：返回了 None；请返回追加了新 ID 的 idx",
-    "ids_differ": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它返回的词元 ID "
-                  "与本章的版本不同",
-    "input_differs": "把本章版本的输入交给 {where} 时，结果与本章版本相同；可见问题出在它收到的输入：请检查调用"
-                     "它的 {parent} 的 forward",
+    "input_differs": "把本章版本的输入交给 {where} 时，结果与本章版本相同；可见问题出在它收到"
+        "的输入，这个输入由 {parent} 的 forward 产生",
     "extra_bias": "{name}：本章创建这一层时用的是 bias=False",
     "align_first": "检查按名字把本章的权重复制到你的模块中，所以只有当每个参数都对得上时才会"
                    "比较输出：请像原书那样给参数命名",
@@ -469,18 +505,55 @@ MESSAGES = {"en": {
     "not_tensor": "{where}：返回了一个 {kind}；它应当返回张量",
     "returns_list": "generate_text_simple 返回了一个列表；请返回张量 idx，新的词元 ID 沿 dim=1 "
                     "追加在它的后面",
-    "raised": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它引发了 {error}",
+    "raised": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
+        "e}），你的代码引发了 {error}",
     "wrong_shape": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它返回的形状是 "
                    "{yours}，应当是 {expected}",
-    "values_differ": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），它的输出最多相差 "
-                     "{difference}，而且它的表现不符合检查已知的任何一种错误",
-    "never_called": "{where} 从未被调用：前向传播跳过了它",
-    "raised_inside": "{where} 出错了，而本章的版本能正常运行：{error}",
-    "first_difference": "按前向传播的执行顺序，第一个不一致的输出来自 {where}（形状为 {shape}，"
-                        "最大差值为 {difference}）",
+    "never_called": "{where} 从未被调用：前向传播跳过了它（或者只读取了它的权重而没有调用它）",
+    "first_difference": "按前向传播的执行顺序，第一个不一致的输出来自 {where}（最大差值为 {di"
+        "fference}）",
     "first_difference_shape": "按前向传播的执行顺序，第一个不一致的输出来自 {where}：形状为 "
                               "{yours}，本章的为 {expected}",
     "part_alone": "在检查的输入上整体一致，但单独用它自己的输入运行时，{where} 不一致",
+    "where": "{path}（{kind}）",
+    "your_line": "出错的是你的代码第 {line} 行，在 {function} 中：{source}",
+    "initial_value": "{name} 的初始值是{yours}；本章的初始值是{expected}（在复"
+        "制任何权重之前比较）",
+    "initial_mask": "{name} 与本章的因果掩码在第 {row} 行、第 {column} 列不同"
+        "：本章的掩码恰好在对角线以上为 True，即 torch.triu(..., d"
+        "iagonal=1)",
+    "all_values": "全为 {value}",
+    "value_range": "从 {low} 到 {high} 的值",
+    "shared_module": "{names} 是同一个模块对象，因此共用权重（[block] * n 把同一个"
+        "块重复了 n 次）；请分别构建每一个，例如 [TransformerBlock("
+        "cfg) for _ in range(n)]",
+    "input_from": "{where} 收到的是本章交给 {other} 的输入：请检查 {parent"
+        "} 的 forward 中各调用的顺序",
+    "random_in_eval": "{where}：在评估模式下，同一个输入运行两次，输出却不同：仍有随机的部分在起作用"
+        "（F.dropout 需要 training=self.training；nn.Dropout 在评估模式下会自行关闭）",
+    "two_mistakes": "{where} 同时犯了两个错误：",
+    "probe_gelu": "{where}：在 x = -3、-2、-1、0、1、2、3 处，你"
+        "的结果是 {yours}；本章的是 {expected}",
+    "probe_norm": "{where}：scale 为 1、shift 为 0 时，在检查的第 {i} "
+        "个输入上（共 {n} 个，形状为 {shape}），输出第一行的均值为 {mea"
+        "n}，方差为 {var}；本章的均值为 0，方差为 {expected_var}",
+    "probe_ids": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
+        "e}），新词元 ID 第一次不同出现在第 {row} 行的第 {step} 步："
+        "你的是 {yours}，本章的是 {expected}",
+    "probe_keys": "{where}：查询 {query} 用到了键 {yours}，本章的用到键 {"
+        "expected}（每次只改变输入的一个位置得出）",
+    "probe_position": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
+        "e}），输出第一个不一致的位置是 {position}（共 {length} 个"
+        "位置，最大差值为 {difference}）",
+    "probe_values": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
+        "e}），第一个不一致的值在索引 {index} 处：你的是 {yours}，本章"
+        "的是 {expected}",
+    "no_gradient": "输出一致，但一次反向传播之后，梯度没有传到 {names}，而本章的版本能传到："
+        "请在 forward 中查找 .data、.detach() 或 torch.n"
+        "o_grad()",
+    "gradient_differs": "输出一致，但一次反向传播之后，{names} 的梯度与本章的不同：请查找计算中用"
+        "了 .data 或 .detach() 的部分",
+    "the_input": "输入",
     "several_mistakes": "在这些输入上，{where} 的表现同时符合 {n} 种错误：",
     # 诊断：每一种都由把该错误植入本章代码得到
     "ln_unbiased": "{where}：它用的是无偏方差（除以 n - 1）；层归一化除以 n：x.var(dim=-1, "
@@ -492,9 +565,10 @@ MESSAGES = {"en": {
     "ln_no_centering": "{where}：它在相除之前没有减去均值",
     "ln_wrong_axis": "{where}：它沿词元归一化（dim=-2），而不是沿每个词元的特征归一化（dim=-1）",
     "ln_no_affine": "{where}：它没有应用 scale 和 shift；请返回 self.scale * norm_x + self.shift",
-    "gelu_erf": "{where}：这是精确的 GELU，即用 erf 计算的 x·Φ(x)（nn.GELU() 的默认形式）；"
-                "本章使用的是 GPT-2 训练时所用的 tanh 近似。这不算错误：两者相差不到 0.001，"
-                "但要得到原书印出的数值，需要用 tanh 形式，即 nn.GELU(approximate=\"tanh\")",
+    "gelu_erf": "注意：这是精确的 GELU，即用 erf 计算的 x·Φ(x)（nn.GELU("
+        ") 的默认形式）；本章使用的是 GPT-2 训练时所用的 tanh 近似。两者相"
+        "差不到 0.001，但要得到原书印出的数值，需要用 tanh 形式，即 nn.G"
+        "ELU(approximate=\"tanh\")。",
     "gelu_relu": "{where}：这是 ReLU，即 max(0, x)；GELU 是平滑的，输入为负时取略小于 0 的值",
     "gelu_constant": "{where}：tanh 中的常数应当是 sqrt(2 / pi)，而不是 2 / pi",
     "gelu_no_half": "{where}：缺少前面的系数 0.5",

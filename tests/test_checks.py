@@ -489,6 +489,12 @@ def placeholders(text):
     return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
+@pytest.fixture(autouse=True)
+def english_afterwards():
+    yield
+    checks.set_language("en")
+
+
 def test_every_language_has_the_same_codes_and_placeholders():
     english = {code: placeholders(text) for code, text in MESSAGES["en"].items()}
     for language, table in MESSAGES.items():
@@ -500,7 +506,6 @@ def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
     table = {code: "[" + " ".join([code] + [f"{{{p}}}" for p in sorted(placeholders(text))]) + "]"
              for code, text in MESSAGES["en"].items()}
     monkeypatch.setitem(MESSAGES, "xx", table)
-    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
     checks.set_language("xx")
     labels = re.compile(r"(gpt2-\w+|[\w.]*[_.][\w.]*|configs?|results)$")  # names, not words
     for review, _, make_args, codes in (case.values for case in CASES):
@@ -532,17 +537,15 @@ def test_check_cells_show_only_the_feedback(path):
         assert [o["output_type"] for o in cell["outputs"]] == ["stream"]
 
 
-def test_chinese_feedback_for_untouched_wrong_and_right_answers(monkeypatch):
-    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
+def test_chinese_feedback_for_untouched_wrong_and_right_answers():
     checks.set_language("zh")
     assert review_4_1(None, None).text.startswith("尚未作答")
     assert review_4_1(FF, 12 * ATT).text.startswith("还不对")
     assert review_4_1(FF, ATT).text.startswith("正确")
 
 
-def test_chinese_feedback_uses_chinese_punctuation(monkeypatch):
+def test_chinese_feedback_uses_chinese_punctuation():
     """Sentences joined without a space, full-width colons between subject, field and text."""
-    monkeypatch.setattr(checks, "_language", "en")  # restored after the test
     checks.set_language("zh")
     assert review_4_1(FF, 12 * ATT).text.startswith(
         "还不对：\n  - att_params：这个值可能来自 2 种错误。（1）")

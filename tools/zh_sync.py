@@ -78,7 +78,7 @@ IMPORTS_CHECKS = re.compile(
 # Calls whose output is in the language: the exercises' checks and hints, the component checker.
 FEEDBACK = re.compile(
     r"\b(?:(?:check|review|hint)_\d+_\d+|(?:check|review)_component|(?:compare|review)_models)\b")
-CHECKERS = ("checks.py", "components.py", "messages.py")  # in exercises/: the feedback's source
+CHECKERS = ("checks.py", "components.py", "feedback.py", "messages.py", "planted.py")  # the feedback
 
 # The parts of a markdown text that a translation must carry over unchanged.
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)

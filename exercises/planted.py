@@ -1,0 +1,219 @@
+"""The chapter's components as the component checker (exercises/components.py) sees them: how to
+build each one, which inputs to feed it, and the mistakes to plant into it.
+
+A mistake is a mutant of the chapter's code: `layer_norm(m, x)` computes what gpt.LayerNorm
+does, and `layer_norm(m, x, unbiased=True)` the same with one known mistake. A learner's module
+whose outputs equal a mutant's on every input gets that mistake's message (exercises/messages.py).
+"""
+
+import functools
+import math
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+
+import gpt
+
+SEED = 123
+# Small enough to check in milliseconds, with distinct sizes so that a mix-up shows: head_dim 4
+# against emb_dim 12, 3 heads, a vocabulary of 64, a context of 24 (well past 8 positions).
+CONFIG = {"vocab_size": 64, "context_length": 24, "emb_dim": 12, "n_heads": 3, "n_layers": 2,
+          "drop_rate": 0.25, "qkv_bias": False}
+D_OUT = 18  # attention checked alone maps 12 features to 18: nn.Linear(d_out, d_in) shows
+
+
+def _vector_inputs(cfg, norm=False):
+    """The full context, a shorter input, and for a norm rows with a tiny variance and a mean of
+    100 (where a one-pass variance cancels); the two rows of each batch differ."""
+    g = torch.Generator().manual_seed(SEED)
+    d, t = cfg["emb_dim"], cfg["context_length"]
+    inputs = [torch.randn(2, t, d, generator=g), 2 * torch.randn(2, max(t // 3, 1), d, generator=g)
+              + 0.5, 0.01 * torch.randn(2, t, d, generator=g), torch.randn(2, t, d, generator=g)
+              + torch.tensor([[[100.0]], [[-30.0]]])]
+    return [(x,) for x in inputs[:4 if norm else 2]]
+
+
+def token_inputs(cfg):
+    g = torch.Generator().manual_seed(SEED)
+    v, t = cfg["vocab_size"], cfg["context_length"]
+    return [(torch.randint(0, v, (2, t), generator=g),),
+            (torch.randint(0, v, (2, 3), generator=g),),
+            (torch.randint(0, t, (2, t), generator=g),)]  # ids < context_length: see pos_from_ids
+
+
+def _generation_inputs(cfg):
+    """(idx, max_new_tokens, context_size); the second needs cropping to the last ids."""
+    g = torch.Generator().manual_seed(SEED)
+    v, t = cfg["vocab_size"], cfg["context_length"]
+    return [(torch.randint(0, v, (2, 3), generator=g), 4, t),
+            (torch.randint(0, v, (2, t - 2), generator=g), 5, t // 2),
+            (torch.randint(0, v, (1, 4), generator=g), 3, t)]  # a batch of one
+
+
+def layer_norm(m, x, *, unbiased=False, eps="inside", center=True, root=True, dim=-1,
+                affine=True, eps_value=None):
+    eps_value = m.eps if eps_value is None else eps_value
+    mean = x.mean(dim=dim, keepdim=True) if center else 0
+    var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
+    spread = torch.sqrt(var) if root else var
+    spread = {"inside": torch.sqrt(var + eps_value) if root else var + eps_value,
+              "outside": spread + eps_value, "none": spread}[eps]
+    norm_x = (x - mean) / spread
+    return m.scale * norm_x + m.shift if affine else norm_x
+
+
+TANH_CONSTANT = math.sqrt(2 / math.pi)
+
+
+def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5):
+    return half * x * (1 + torch.tanh(constant * (x + 0.044715 * x**3)))
+
+
+def _feed_forward(m, x, activation=None):
+    first, gelu, second = m.layers
+    return second((activation or gelu)(first(x)))
+
+
+def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="transpose",
+               merge="transpose", out_proj=True, mask="before"):
+    b, t, _ = x.shape
+    h, hd = m.num_heads, m.head_dim
+
+    def heads(y):
+        if split == "view":  # (b, h, t, hd) read straight out of (b, t, d_out)
+            return y.view(b, h, t, hd)
+        return y.view(b, t, h, hd).transpose(1, 2)
+
+    q, k, v = heads(m.W_query(x)), heads(m.W_key(x)), heads(m.W_value(x))
+    scores = q @ k.transpose(2, 3)
+    causal = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(
+        diagonal if diagonal is not None else t)
+    divisor = {"head_dim": hd**0.5, "d_out": m.d_out**0.5, "no_sqrt": hd, "none": 1}[scale]
+    if mask == "before":
+        scores = scores.masked_fill(causal, -torch.inf)
+    weights = torch.softmax(scores / divisor, dim=softmax_dim)
+    if mask == "after":  # zeroed after the softmax: the rows no longer sum to 1
+        weights = weights.masked_fill(causal, 0.0)
+    context = weights @ v
+    context = context.transpose(1, 2) if merge == "transpose" else context
+    context = context.contiguous().view(b, t, m.d_out)
+    return m.out_proj(context) if out_proj else context
+
+
+def _block(m, x, *, order="pre", att_shortcut=1, ff_shortcut=1, second_norm="norm2"):
+    norm2 = getattr(m, second_norm)
+    if order == "post":
+        x = m.norm1(x + m.drop_shortcut(m.att(x)))
+        return norm2(x + m.drop_shortcut(m.ff(x)))
+    if order == "after_norm":  # the shortcut taken from the normalized x
+        x = m.norm1(x)
+        x = x + m.drop_shortcut(m.att(x))
+        x = norm2(x)
+        return x + m.drop_shortcut(m.ff(x))
+    x = att_shortcut * x + m.drop_shortcut(m.att(m.norm1(x)))
+    return ff_shortcut * x + m.drop_shortcut(m.ff(norm2(x)))
+
+
+def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softmax=False):
+    t = idx.shape[1]
+    x = m.tok_emb(idx)
+    if positions == "arange":
+        x = x + m.pos_emb(torch.arange(t, device=idx.device))
+    elif positions == "ids":
+        x = x + m.pos_emb(idx)
+    x = m.trf_blocks(m.drop_emb(x))
+    x = m.final_norm(x) if final_norm else x
+    logits = m.out_head(x) if head == "out_head" else x @ m.tok_emb.weight.T
+    return torch.softmax(logits, dim=-1) if softmax else logits
+
+
+def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1):
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:] if crop == "last" else idx[:, :context_size]
+        with torch.no_grad():
+            logits = model(idx_cond)[:, position, :]
+        idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+def _mistakes(function, **variants):
+    """{code: mutant(module, *inputs)}: `function` with one keyword changed per code."""
+    return {code: functools.partial(function, **change) for code, change in variants.items()}
+
+
+class Component(NamedTuple):
+    reference: object  # the class or function in gpt.py
+    signature: str  # as the chapter calls it, for the wrong-signature message
+    build: object  # build(cls, cfg) -> module (None for a function)
+    inputs: object  # inputs(cfg) -> [args, ...]
+    mistakes: dict  # {diagnosis code: mutant(reference module, *args)}
+    dropout: bool  # whether the chapter's version applies dropout in training mode
+
+
+COMPONENTS = {
+    "LayerNorm": Component(
+        gpt.LayerNorm, "LayerNorm(emb_dim)", lambda cls, cfg: cls(cfg["emb_dim"]),
+        lambda cfg: _vector_inputs(cfg, norm=True),
+        _mistakes(layer_norm, ln_unbiased={"unbiased": True}, ln_eps_outside={"eps": "outside"},
+                  ln_no_eps={"eps": "none"}, ln_no_sqrt={"root": False},
+                  ln_no_centering={"center": False}, ln_wrong_axis={"dim": -2},
+                  ln_no_affine={"affine": False}),
+        False),
+    "GELU": Component(
+        gpt.GELU, "GELU()", lambda cls, cfg: cls(), _vector_inputs,
+        {"gelu_erf": lambda m, x: F.gelu(x), "gelu_relu": lambda m, x: F.relu(x),
+         "gelu_constant": lambda m, x: gelu_tanh(x, constant=2 / math.pi),
+         "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0)},
+        False),
+    "FeedForward": Component(
+        gpt.FeedForward, "FeedForward(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
+        {"ff_relu": functools.partial(_feed_forward, activation=F.relu),
+         "gelu_erf": functools.partial(_feed_forward, activation=F.gelu),
+         "ff_no_activation": functools.partial(_feed_forward, activation=lambda x: x)},
+        False),
+    "MultiHeadAttention": Component(
+        gpt.MultiHeadAttention,
+        "MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)",
+        lambda cls, cfg: cls(d_in=cfg["emb_dim"], d_out=D_OUT, context_length=cfg["context_length"],
+                             dropout=cfg["drop_rate"], num_heads=cfg["n_heads"],
+                             qkv_bias=cfg["qkv_bias"]),
+        _vector_inputs,
+        _mistakes(_attention, no_mask={"diagonal": None},
+                  mask_includes_diagonal={"diagonal": 0}, mask_leaks_one={"diagonal": 2},
+                  mask_after_softmax={"mask": "after"},
+                  no_scaling={"scale": "none"}, scale_d_out={"scale": "d_out"},
+                  scale_no_sqrt={"scale": "no_sqrt"}, softmax_wrong_axis={"softmax_dim": -2},
+                  softmax_heads_axis={"softmax_dim": 1}, split_no_transpose={"split": "view"},
+                  merge_no_transpose={"merge": "view"}, no_out_proj={"out_proj": False}),
+        True),
+    "TransformerBlock": Component(
+        gpt.TransformerBlock, "TransformerBlock(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
+        _mistakes(_block, post_ln={"order": "post"}, shortcut_after_norm={"order": "after_norm"},
+                  no_att_shortcut={"att_shortcut": 0}, no_ff_shortcut={"ff_shortcut": 0},
+                  doubled_att_shortcut={"att_shortcut": 2},
+                  doubled_ff_shortcut={"ff_shortcut": 2}, one_norm={"second_norm": "norm1"}),
+        True),
+    "GPTModel": Component(
+        gpt.GPTModel, "GPTModel(cfg)", lambda cls, cfg: cls(cfg), token_inputs,
+        _mistakes(_gpt, no_final_norm={"final_norm": False}, pos_from_ids={"positions": "ids"},
+                  no_positions={"positions": "none"}, tied_head={"head": "tok_emb"},
+                  softmax_output={"softmax": True}),
+        True),
+    "generate_text_simple": Component(
+        gpt.generate_text_simple, "generate_text_simple(model, idx, max_new_tokens, context_size)",
+        None, _generation_inputs,
+        _mistakes(_generate, crop_first={"crop": "first"},
+                  first_position={"position": 0}, argmax_wrong_axis={"axis": 0}),
+        False),
+}
+
+# Found by a rule rather than a mutant: another eps, and a mask that only fits the full context.
+DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
+    "ln_eps_value", "mask_not_cut", "no_crop"}
+PARTS = ("LayerNorm", "GELU", "FeedForward", "MultiHeadAttention")  # checked alone in a model
+NOTES = {"gelu_erf"}  # a diagnosis that is no bug: the check passes with a note
+PAIRS = ("LayerNorm", "MultiHeadAttention", "TransformerBlock")  # tried for two mistakes at once
+# Right on every input it runs, raising on the others: the one length a version cannot take.
+LENGTH = {"MultiHeadAttention": "mask_not_cut", "generate_text_simple": "no_crop"}

@@ -120,7 +120,7 @@ def gpt2_init_(model, std=0.02):
 def embeddings_init_(model, std=0.02):
     """Only the embeddings drawn as GPT-2 draws them (normal, std 0.02); everything else keeps
     PyTorch's default. Separates the embeddings' share of gpt2_init_'s effect from the rest."""
-    for name, module in model.named_modules():
+    for module in model.modules():
         if isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=std)
     return model

@@ -97,15 +97,19 @@ def build(arm, cfgs, seed):
 def run_one(arm, seed, lr, steps, data, eval_every=None):
     """Train one arm for one seed; its final losses on the same fixed batches for every arm."""
     vocab, train_ids, val_ids = data
-    torch.set_num_threads(1)
-    model = build(arm, configs(len(vocab)), seed)
-    history = train.train(model, train_ids, val_ids, steps=steps, batch_size=BATCH_SIZE, lr=lr,
-                          eval_every=eval_every or steps, seed=seed)
-    model.eval()
-    # the final losses on more batches than the curve's points, so every arm is judged alike
-    final = {key: train.evaluate(model, ids, BATCH_SIZE, SHAPE["context_length"],
-                                 batches=EVAL_BATCHES)
-             for key, ids in (("train_loss", train_ids), ("val_loss", val_ids))}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the stored runs were made; the caller's setting comes back
+    try:
+        model = build(arm, configs(len(vocab)), seed)
+        history = train.train(model, train_ids, val_ids, steps=steps, batch_size=BATCH_SIZE,
+                              lr=lr, eval_every=eval_every or steps, seed=seed)
+        model.eval()
+        # the final losses on more batches than the curve's points, so every arm is judged alike
+        final = {key: train.evaluate(model, ids, BATCH_SIZE, SHAPE["context_length"],
+                                     batches=EVAL_BATCHES)
+                 for key, ids in (("train_loss", train_ids), ("val_loss", val_ids))}
+    finally:
+        torch.set_num_threads(threads)
     return {"arm": arm, "seed": seed, "lr": lr, "steps": steps,
             "train_loss": round(final["train_loss"], 5), "val_loss": round(final["val_loss"], 5),
             "curve": {k: [round(x, 4) for x in history[k]] for k in ("step", "train_loss", "val_loss")}}

@@ -4,14 +4,16 @@
     model = make_model(cfg, seed=1, tie_weights=True)    # out_head shares tok_emb's weight
     gpt2_init_(make_model(cfg, seed=1))                  # GPT-2's initialization
 
-Each block below is gpt.py's TransformerBlock (or FeedForward) copied, with every changed line
-ending in `# NEW`; `GPTVariant` is gpt.py's GPTModel with three `# NEW` options. With its
+Each block below is a subclass of gpt.py's TransformerBlock that overrides only what changes
+(`__init__` after the chapter's, or `forward`), every changed line ending in `# NEW`; a
+variant draws exactly the chapter block's random weights. `GPTVariant` is gpt.py's GPTModel
+copied, with three `# NEW` options. With its
 defaults, `GPTVariant` builds the same weights as `gpt.GPTModel` under the same seed and
 computes the same logits, so each experiment differs from the chapter's model in one change:
 
 - `BlockNoNorm` with `final_norm=False`: no layer normalization anywhere;
 - `BlockNoShortcut`: each sub-layer's output replaces x instead of being added to it;
-- `BlockReLU` (with `FeedForwardReLU`): ReLU instead of GELU;
+- `BlockReLU`: ReLU instead of GELU in the feed-forward network;
 - `BlockPostLN`: normalize after adding the shortcut (the original Transformer's order);
 - `tie_weights=True`: the output head reuses the token embedding matrix;
 - `gpt2_init_`: GPT-2's initialization instead of PyTorch's defaults.
@@ -26,71 +28,24 @@ import torch.nn as nn
 
 from gpt import (
     GPT_CONFIG_124M,
-    FeedForward,
     LayerNorm,
-    MultiHeadAttention,
     TransformerBlock,
     check_config,
     check_num_tokens,
 )
 
 
-class FeedForwardReLU(nn.Module):  # NEW: a copy of gpt.FeedForward
-    """Expand each token vector 4x, apply ReLU, project back to emb_dim."""  # NEW
-
-    def __init__(self, cfg):
-        super().__init__()
-        self.layers = nn.Sequential(
-            nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]),
-            nn.ReLU(),  # NEW: instead of GELU()
-            nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]),
-        )
-
-    def forward(self, x):
-        return self.layers(x)
-
-
-class BlockNoNorm(nn.Module):  # NEW: a copy of gpt.TransformerBlock
+class BlockNoNorm(TransformerBlock):  # NEW: gpt.TransformerBlock without its two LayerNorms
     """The block without its two LayerNorms; the shortcuts stay."""  # NEW
 
     def __init__(self, cfg):
-        super().__init__()
-        self.att = MultiHeadAttention(
-            d_in=cfg["emb_dim"],
-            d_out=cfg["emb_dim"],
-            context_length=cfg["context_length"],
-            dropout=cfg["drop_rate"],
-            num_heads=cfg["n_heads"],
-            qkv_bias=cfg["qkv_bias"],
-        )
-        self.ff = FeedForward(cfg)
+        super().__init__(cfg)
         self.norm1 = nn.Identity()  # NEW: no layer normalization
         self.norm2 = nn.Identity()  # NEW: no layer normalization
-        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
-
-    def forward(self, x):
-        x = x + self.drop_shortcut(self.att(self.norm1(x)))
-        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
-        return x
 
 
-class BlockNoShortcut(nn.Module):  # NEW: a copy of gpt.TransformerBlock
+class BlockNoShortcut(TransformerBlock):  # NEW: only forward changes
     """Pre-LayerNorm block: attention then feed-forward, no shortcuts."""  # NEW
-
-    def __init__(self, cfg):
-        super().__init__()
-        self.att = MultiHeadAttention(
-            d_in=cfg["emb_dim"],
-            d_out=cfg["emb_dim"],
-            context_length=cfg["context_length"],
-            dropout=cfg["drop_rate"],
-            num_heads=cfg["n_heads"],
-            qkv_bias=cfg["qkv_bias"],
-        )
-        self.ff = FeedForward(cfg)
-        self.norm1 = LayerNorm(cfg["emb_dim"])
-        self.norm2 = LayerNorm(cfg["emb_dim"])
-        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
 
     def forward(self, x):
         x = self.drop_shortcut(self.att(self.norm1(x)))  # NEW: no "x +"
@@ -98,47 +53,16 @@ class BlockNoShortcut(nn.Module):  # NEW: a copy of gpt.TransformerBlock
         return x
 
 
-class BlockReLU(nn.Module):  # NEW: a copy of gpt.TransformerBlock
+class BlockReLU(TransformerBlock):  # NEW: the feed-forward network's activation swapped
     """Pre-LayerNorm block whose feed-forward network uses ReLU."""  # NEW
 
     def __init__(self, cfg):
-        super().__init__()
-        self.att = MultiHeadAttention(
-            d_in=cfg["emb_dim"],
-            d_out=cfg["emb_dim"],
-            context_length=cfg["context_length"],
-            dropout=cfg["drop_rate"],
-            num_heads=cfg["n_heads"],
-            qkv_bias=cfg["qkv_bias"],
-        )
-        self.ff = FeedForwardReLU(cfg)  # NEW: ReLU instead of GELU
-        self.norm1 = LayerNorm(cfg["emb_dim"])
-        self.norm2 = LayerNorm(cfg["emb_dim"])
-        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
-
-    def forward(self, x):
-        x = x + self.drop_shortcut(self.att(self.norm1(x)))
-        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
-        return x
+        super().__init__(cfg)
+        self.ff.layers[1] = nn.ReLU()  # NEW: instead of GELU(); the weights stay as drawn
 
 
-class BlockPostLN(nn.Module):  # NEW: a copy of gpt.TransformerBlock
+class BlockPostLN(TransformerBlock):  # NEW: only forward changes
     """Post-LayerNorm block: each shortcut sum is normalized after it is added."""  # NEW
-
-    def __init__(self, cfg):
-        super().__init__()
-        self.att = MultiHeadAttention(
-            d_in=cfg["emb_dim"],
-            d_out=cfg["emb_dim"],
-            context_length=cfg["context_length"],
-            dropout=cfg["drop_rate"],
-            num_heads=cfg["n_heads"],
-            qkv_bias=cfg["qkv_bias"],
-        )
-        self.ff = FeedForward(cfg)
-        self.norm1 = LayerNorm(cfg["emb_dim"])
-        self.norm2 = LayerNorm(cfg["emb_dim"])
-        self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
 
     def forward(self, x):
         x = self.norm1(x + self.drop_shortcut(self.att(x)))  # NEW: normalize after the sum
@@ -185,8 +109,18 @@ def gpt2_init_(model, std=0.02):
     residual_std = std / math.sqrt(2 * model.cfg["n_layers"])
     for name, module in model.named_modules():
         if isinstance(module, (nn.Linear, nn.Embedding)):
-            writes_to_stream = name.endswith("att.out_proj") or name.endswith("ff.layers.2")
+            # ff.down: the same layer in bonus/modern.py's SwiGLU network
+            writes_to_stream = name.endswith(("att.out_proj", "ff.layers.2", "ff.down"))
             nn.init.normal_(module.weight, mean=0.0, std=residual_std if writes_to_stream else std)
             if getattr(module, "bias", None) is not None:
                 nn.init.zeros_(module.bias)
+    return model
+
+
+def embeddings_init_(model, std=0.02):
+    """Only the embeddings drawn as GPT-2 draws them (normal, std 0.02); everything else keeps
+    PyTorch's default. Separates the embeddings' share of gpt2_init_'s effect from the rest."""
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
     return model

@@ -25,11 +25,18 @@ import gpt_engineering
 
 CORPORA = Path(__file__).resolve().parent.parent / "data" / "corpora"
 THE_VERDICT_SHA256 = "b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b01935b31f"
+TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 
 
 def load_text(path=CORPORA / "the-verdict.txt", sha256=THE_VERDICT_SHA256):
     """The text of `path`, after checking its SHA-256 sum (as the tokenizer's files are)."""
     return gpt_engineering.read_checked(Path(path), sha256).decode("utf-8")
+
+
+def load_shakespeare():
+    """Tiny Shakespeare (1,115,394 characters), hash-checked: a text long enough that a small
+    model learns what carries over to held-out lines instead of memorising."""
+    return load_text(CORPORA / "tinyshakespeare.txt", TINY_SHAKESPEARE_SHA256)
 
 
 class Vocab:
@@ -97,13 +104,22 @@ def evaluate(model, data, batch_size, context_length, batches=4, seed=0):
     return sum(losses) / len(losses)
 
 
+def adamw(model, lr, weight_decay=0.1):
+    """AdamW that decays only the 2-D weights (the linear layers' matrices and the embeddings),
+    as nanoGPT does; biases and the norms' scales and shifts are not pulled towards 0."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr)
+
+
 def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=50, seed=123,
           on_eval=None):
-    """AdamW on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
+    """AdamW (`adamw`) on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
     and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second."""
     context_length = model.cfg["context_length"]
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1)
+    optimizer = adamw(model, lr)
     history = {"step": [], "train_loss": [], "val_loss": []}
     trained_seconds, tokens = 0.0, 0
     model.train()

@@ -101,3 +101,22 @@ def test_the_text_is_hash_checked(tmp_path):
     damaged.write_text(train.load_text().replace("Gisburn", "Gisborn"))
     with pytest.raises(ValueError, match="damaged or edited"):
         train.load_text(damaged)
+
+
+def test_tiny_shakespeare_ships_hash_checked():
+    text = train.load_shakespeare()
+    assert len(text) == 1_115_394 and text.startswith("First Citizen:")
+    sums = (train.CORPORA / "SHA256SUMS").read_text()
+    assert f"{train.TINY_SHAKESPEARE_SHA256}  tinyshakespeare.txt" in sums
+    assert f"{train.THE_VERDICT_SHA256}  the-verdict.txt" in sums
+
+
+def test_adamw_decays_the_2d_weights_only():
+    """As nanoGPT: matrices and embeddings decay; biases and the norms' scale and shift do not."""
+    model = tiny_model()
+    groups = train.adamw(model, lr=1e-3).param_groups
+    decayed = {id(p) for p in groups[0]["params"]}
+    assert groups[0]["weight_decay"] == 0.1 and groups[1]["weight_decay"] == 0.0
+    for name, p in model.named_parameters():
+        assert (id(p) in decayed) == (p.dim() == 2), name
+    assert {id(p) for g in groups for p in g["params"]} == {id(p) for p in model.parameters()}

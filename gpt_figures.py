@@ -639,7 +639,8 @@ def draw_roadmap(current, notebook_dir=NOTEBOOKS):
         title = "\n".join(textwrap.wrap(section.title, 20, break_on_hyphens=False))
         ax.text(x + box_w / 2, y - 0.4, title, ha="center", va="center", fontsize=7.5,
                 color=text_color)
-        builds = "\n".join(textwrap.wrap(", ".join(section.builds) or "(nothing)", 22))
+        builds = "\n".join(textwrap.wrap(", ".join(section.builds) or "(nothing)", 22,
+                                          break_long_words=False))
         ax.text(x + box_w / 2, y - box_h - 0.06, builds, ha="center", va="top",
                 fontsize=6.5, family="monospace", color=SHAPE_COLOR)
         if i:

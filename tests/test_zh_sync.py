@@ -128,15 +128,16 @@ def test_gettext_accepts_each_catalog_and_writes_it_unchanged(path):
 
 
 def test_each_entry_names_its_cell_and_each_catalog_has_a_full_header():
-    for path in CATALOGS:
-        catalog = polib.pofile(str(path))
-        assert {"Language-Team", "Plural-Forms", "PO-Revision-Date"} <= set(catalog.metadata), path
+    for en_file in ENGLISH:
+        catalog = polib.pofile(str(COURSE.catalog_path(en_file)))
+        assert {"Language-Team", "Plural-Forms", "PO-Revision-Date"} <= set(catalog.metadata)
+        cells = zh_sync.read(en_file).cells
         for entry in (e for e in catalog if not e.obsolete):
             (notebook, number), = entry.occurrences
-            assert COURSE.catalog_path(ROOT / notebook) == path
-            cell = zh_sync.read(ROOT / notebook).cells[int(number) - 1]
-            assert cell.id == entry.msgctxt and entry.comment == (
-                zh_sync.CODE_NOTE if cell.cell_type == "code" else zh_sync.MARKDOWN_NOTE)
+            cell = cells[int(number) - 1]
+            assert (notebook, cell.id) == (COURSE.name(en_file), entry.msgctxt)
+            assert entry.comment == (zh_sync.CODE_NOTE if cell.cell_type == "code"
+                                     else zh_sync.MARKDOWN_NOTE)
 
 
 def test_the_glossary_file_is_what_the_glossary_generates():

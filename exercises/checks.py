@@ -23,6 +23,7 @@ import gpt
 from exercises.feedback import (
     Feedback,
     messages,
+    names,
     numbered,
     render,
     say,
@@ -56,8 +57,8 @@ def _render(problems, exercise):
             texts = numbered(_say("several", n=len(texts)), texts)
         lines.setdefault((field, _say("sep_sentences").join(texts)), []).append(subject)
         codes += [code for code, _ in diagnoses]
-    names, colon = _say("sep_names"), _say("sep_field")  # the language's punctuation
-    text = [colon.join([w for w in (names.join(filter(None, subjects)), field) if w] + [line])
+    colon = _say("sep_field")  # the language's punctuation
+    text = [colon.join([w for w in (names(filter(None, subjects)), field) if w] + [line])
             for (field, line), subjects in lines.items()]
     return render(text, codes or [f"correct_{exercise}"], _say(f"correct_{exercise}"))
 
@@ -95,7 +96,7 @@ def _exercise(exercise, diagnose):
             feedback = _render(outcome, exercise)
         changed = _config_changes()
         if changed:
-            warning = _say("config_changed", keys=", ".join(changed))
+            warning = _say("config_changed", keys=names(changed))
             feedback = Feedback(feedback.passed, f"{feedback.text}\n{warning}",
                                 feedback.codes + ("config_changed",))
         return feedback
@@ -236,12 +237,12 @@ def _untouched(answers, fields):
 def _name_problems(label, answers):
     if not isinstance(answers, Mapping):
         return [_problem("not_a_dict", field=label, kind=type(answers).__name__)]
-    expected = ", ".join(EXERCISE_SIZES)
+    expected = names(EXERCISE_SIZES)
     problems = [_problem("unknown_names", field=label, names=str(name), expected=expected)
                 for name in answers if name not in SIZES]
     missing = [name for name in EXERCISE_SIZES if name not in answers]
     if missing:
-        problems.append(_problem("missing_names", field=label, names=", ".join(missing),
+        problems.append(_problem("missing_names", field=label, names=names(missing),
                                  expected=expected))
     return problems
 
@@ -254,9 +255,9 @@ def _config_problems(name, cfg):
     odd = sorted(str(key) for key in set(cfg) ^ set(right))
     changed = [key for key in BASE_CONFIG if key not in SIZE_KEYS and key in cfg
                and not _same_value(cfg[key], BASE_CONFIG[key])]
-    problems = [_problem("config_keys", name, "config", keys=", ".join(odd))] if odd else []
+    problems = [_problem("config_keys", name, "config", keys=names(odd))] if odd else []
     if changed:
-        problems.append(_problem("base_changed", name, "config", keys=", ".join(changed)))
+        problems.append(_problem("base_changed", name, "config", keys=names(changed)))
     got, unread = _read_all(name, {k: cfg[k] for k in SIZE_KEYS if k in cfg}, whole=SIZE_KEYS)
     return problems + unread + [_problem("size_value_off", name, key) for key, value in got.items()
                                 if value is not None and value != right[key]]
@@ -267,7 +268,7 @@ def _result_problems(name, entry, expected):
         return [_problem("not_a_dict", name, kind=type(entry).__name__)]
     unknown = sorted(str(key) for key in entry if key not in FIELDS)
     if unknown:
-        return [_problem("unknown_keys", name, keys=", ".join(unknown), expected=", ".join(FIELDS))]
+        return [_problem("unknown_keys", name, keys=names(unknown), expected=names(FIELDS))]
     got, problems = _read_all(name, {f: entry.get(f) for f in FIELDS}, whole=FIELDS[:2])
     if problems:
         return problems

@@ -512,7 +512,9 @@ def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
         feedback = review(*make_args())
         assert feedback.codes == codes
         # the table's texts, params inside (a separator's too: it keeps the names apart)
-        leftover = re.sub(r"\[[^\]]*\]", " ", feedback.text)
+        leftover, nested = feedback.text, True
+        while nested:  # a list joined with the separator sits inside the text that names it
+            leftover, nested = re.subn(r"\[[^\[\]]*\]", " ", leftover)
         assert all(labels.match(word) for word in re.findall(r"[A-Za-z][\w.\-]*", leftover)), (
             feedback.text)
 
@@ -551,3 +553,10 @@ def test_chinese_feedback_uses_chinese_punctuation():
         "还不对：\n  - att_params：这个值可能来自 2 种错误。（1）")
     text = review_4_2(configs(medium={"n_layers": 36}, xl={"n_layers": 36}), None).text
     assert text.startswith("还不对：\n  - gpt2-medium、gpt2-xl：n_layers：")
+
+
+def test_chinese_feedback_joins_lists_with_the_enumeration_comma():
+    checks.set_language("zh")
+    text = review_4_2({"gpt2-medium": {"n_layers": 24}}, {}).text
+    assert "缺少 gpt2-large、gpt2-xl 的条目（名称应为 gpt2-medium、gpt2-large、gpt2-xl）" in text
+    assert ", " not in text

@@ -11,8 +11,9 @@ temporary folder.
 
 import ast
 import functools
-import json
 import shutil
+import subprocess
+import xml.etree.ElementTree as ET
 
 import nbformat
 import polib
@@ -21,23 +22,25 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from tools import zh_sync
 
-ROOT = zh_sync.ROOT
-ENGLISH = zh_sync.english_notebooks()
-NAMES = [path.relative_to(ROOT).as_posix() for path in ENGLISH]
+COURSE = zh_sync.Course()
+ROOT = COURSE.root
+ENGLISH = COURSE.files()
+NAMES = [COURSE.name(path) for path in ENGLISH]
+CATALOGS = COURSE.files(zh_sync.LOCALE, ".po")
 SYNC = "run `python tools/zh_sync.py`"
 
 
 @functools.cache
 def audit(en_file):
-    return zh_sync.audit(en_file)
+    return COURSE.audit(en_file)
 
 
 def test_every_english_notebook_has_a_chinese_one_and_a_catalog_and_no_other():
-    chinese = set(zh_sync.chinese_notebooks())
-    expected = {zh_sync.zh_path(path) for path in ENGLISH}
+    chinese = set(COURSE.files("zh"))
+    expected = {COURSE.zh_path(path) for path in ENGLISH}
     assert not expected - chinese, f"no Chinese notebook yet ({SYNC}): {sorted(expected - chinese)}"
     assert not chinese - expected, f"English notebook gone ({SYNC}): {sorted(chinese - expected)}"
-    assert set(zh_sync.catalogs()) == {zh_sync.catalog_path(path) for path in ENGLISH}
+    assert set(CATALOGS) == {COURSE.catalog_path(path) for path in ENGLISH}
 
 
 @pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
@@ -50,7 +53,7 @@ def test_every_cell_translates_the_current_english_text(en_file):
     found = audit(en_file)
     assert not found["changed"], (
         "English text changed since these cells were translated (fuzzy entries); translate "
-        f"them again (`python tools/zh_sync.py todo ...`, then `apply`): {found['changed']}")
+        f"them again in the catalog: {found['changed']}")
     assert not found["untranslated"], f"not translated yet: {found['untranslated']}"
 
 
@@ -59,8 +62,13 @@ def test_translations_keep_formulas_links_code_and_numbers(en_file):
     assert not audit(en_file)["text"]
 
 
+@pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
+def test_translations_follow_the_house_style(en_file):
+    assert not audit(en_file)["style"]
+
+
 @pytest.mark.parametrize("en_file", [p for p in ENGLISH if zh_sync.uses_checks(zh_sync.read(p))],
-                         ids=lambda p: p.relative_to(ROOT).as_posix())
+                         ids=lambda p: COURSE.name(p))
 def test_notebooks_with_the_language_switch_ran_with_the_current_code(en_file):
     assert not audit(en_file)["run"]
 
@@ -69,7 +77,7 @@ def test_code_cells_are_chinese_in_exercises_practice_and_solutions_and_the_setu
     for en_file in ENGLISH:
         folder = en_file.relative_to(ROOT).parts[0]
         setup = next(c for c in zh_sync.read(en_file).cells if c.cell_type == "code")
-        catalog = polib.pofile(str(zh_sync.catalog_path(en_file)))
+        catalog = polib.pofile(str(COURSE.catalog_path(en_file)))
         code = [e for e in catalog if e.comment == zh_sync.CODE_NOTE and not e.obsolete]
         assert code[0].msgctxt == setup.id, en_file
         assert (len(code) > 1) == (folder in zh_sync.CODE_FOLDERS), en_file
@@ -78,13 +86,13 @@ def test_code_cells_are_chinese_in_exercises_practice_and_solutions_and_the_setu
 
 def test_links_in_the_chinese_notebooks_reach_a_file():
     broken = []
-    for zh_file in zh_sync.chinese_notebooks():
+    for zh_file in COURSE.files("zh"):
         for cell in zh_sync.read(zh_file).cells:
             parts, _ = zh_sync.carried_parts(cell.source) if cell.cell_type == "markdown" else ({}, "")
             for target in parts.get("link target", []):
                 path = target.partition("#")[0]
                 if "://" not in target and path and not (zh_file.parent / path).is_file():
-                    broken.append(f"{zh_file.relative_to(ROOT)}: {target}")
+                    broken.append(f"{COURSE.name(zh_file)}: {target}")
     assert not broken
 
 
@@ -93,10 +101,46 @@ def test_nbval_runs_exactly_the_chinese_notebooks_with_the_switch():
     tree = ast.parse((ROOT / "conftest.py").read_text())
     globs = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
                  and [t.id for t in node.targets] == ["collect_ignore_glob"])
-    for zh_file in zh_sync.chinese_notebooks():
+    for zh_file in COURSE.files("zh"):
         ignored = any(zh_file.match(str(ROOT / pattern)) for pattern in globs)
         has_switch = zh_sync.uses_checks(zh_sync.read(zh_file))
-        assert ignored != has_switch, zh_file.relative_to(ROOT)
+        assert ignored != has_switch, COURSE.name(zh_file)
+
+
+# ---- the catalogs as translators' tools read them ----------------------------------------------
+
+
+@pytest.mark.skipif(not shutil.which("msgfmt"), reason="GNU gettext is not installed")
+@pytest.mark.parametrize("path", CATALOGS, ids=lambda p: COURSE.name(p))
+def test_gettext_accepts_each_catalog_and_writes_it_unchanged(path):
+    """msgfmt --check (syntax, header, formats) warns about nothing; msgcat --no-wrap, what Poedit
+    and Weblate keep when set not to wrap, rewrites the file byte for byte."""
+    checked = subprocess.run(["msgfmt", "--check", "-o", "/dev/null", path], capture_output=True,
+                             text=True)
+    assert checked.returncode == 0 and not checked.stderr, checked.stderr
+    rewritten = subprocess.run(["msgcat", "--no-wrap", path], capture_output=True, text=True)
+    assert rewritten.stdout == path.read_text()
+
+
+def test_each_entry_names_its_cell_and_each_catalog_has_a_full_header():
+    for en_file in ENGLISH:
+        catalog = polib.pofile(str(COURSE.catalog_path(en_file)))
+        assert {"Language-Team", "Plural-Forms", "PO-Revision-Date"} <= set(catalog.metadata)
+        cells = zh_sync.read(en_file).cells
+        for entry in (e for e in catalog if not e.obsolete):
+            (notebook, number), = entry.occurrences
+            cell = cells[int(number) - 1]
+            assert (notebook, cell.id) == (COURSE.name(en_file), entry.msgctxt)
+            assert entry.comment == (zh_sync.CODE_NOTE if cell.cell_type == "code"
+                                     else zh_sync.MARKDOWN_NOTE)
+
+
+def test_the_glossary_file_is_what_the_glossary_generates():
+    committed = (ROOT / zh_sync.GLOSSARY_FILE).read_text()
+    assert committed == zh_sync.glossary_tbx((ROOT / "GLOSSARY.zh.md").read_text()), SYNC
+    terms = {entry.find("langSet/tig/term").text: entry.findall("langSet/tig/term")[1].text
+             for entry in ET.fromstring(committed).iter("termEntry")}
+    assert terms["token"] == "词元" and terms["gibberish"] == "毫无意义的文本" and len(terms) > 200
 
 
 # ---- the machinery, on notebooks in a temporary folder ----------------------------------------
@@ -104,6 +148,7 @@ def test_nbval_runs_exactly_the_chinese_notebooks_with_the_switch():
 LINKED = ("The model of [notebook 02](02_more.ipynb) has $d^2$ weights, 768 wide; "
           "see [the README](../README.md) and `gpt.py`.")
 STUB = "# TODO: count the parameters\nff_params = None\nprint(\"your count:\", ff_params)"
+TITLE = "# 4.1 标题\n\n两句说明。"
 
 
 def write_notebook(path, cells):
@@ -118,7 +163,7 @@ def code_cell(source, text, cell_id):
 
 @pytest.fixture
 def repo(tmp_path):
-    """A course folder with one chapter notebook, one exercise and the checks' two files."""
+    """A course folder with one chapter notebook, one exercise, the checks' files, a glossary."""
     write_notebook(tmp_path / "notebooks" / "01_demo.ipynb", [
         new_markdown_cell("# 4.1 A title\n\nTwo sentences of prose.", id="title"),
         code_cell("print(2 + 2)", "4\n", "add"),
@@ -133,16 +178,26 @@ def repo(tmp_path):
         code_cell("check_4_1(None)", "Not attempted yet\n", "feedback"),
     ])
     (tmp_path / "exercises" / "checks.py").write_text("def check_4_1(answer): ...\n")
-    (tmp_path / "exercises" / "messages.py").write_text('MESSAGES = {"en": {}}\n')
-    return tmp_path
+    (tmp_path / "GLOSSARY.zh.md").write_text(
+        "# Glossary\n\n## Glossary\n\n| English | 中文 | note |\n|---|---|---|\n"
+        "| token / token ID | 词元 / 词元 ID | not 令牌 |\n| gibberish | 毫无意义的文本 | |\n")
+    return zh_sync.Course(tmp_path)
 
 
-def notebook_path(repo, name="notebooks/01_demo.ipynb", zh=True):
-    return repo / ("zh/" if zh else "") / name
+def notebook_path(course, name="notebooks/01_demo.ipynb", zh=True):
+    return course.root / ("zh/" if zh else "") / name
 
 
-def catalog(repo, name="notebooks/01_demo.ipynb"):
-    return polib.pofile(str(zh_sync.catalog_path(repo / name, repo)))
+def catalog(course, name="notebooks/01_demo.ipynb"):
+    return polib.pofile(str(course.catalog_path(course.root / name)))
+
+
+def translate(course, cell_id, chinese, name="notebooks/01_demo.ipynb"):
+    """What a translator does in Poedit: set the Chinese text, clear the fuzzy flag, save."""
+    po = catalog(course, name)
+    entry = next(e for e in po if e.msgctxt == cell_id)
+    entry.msgstr, entry.flags, entry.previous_msgid = chinese, [], None
+    po.save()
 
 
 def edit_cell(path, cell_id, **changes):
@@ -153,116 +208,119 @@ def edit_cell(path, cell_id, **changes):
     nbformat.write(notebook, path)
 
 
-def translate_title(repo):
-    zh_sync.apply(notebook_path(repo), {"title": "# 4.1 标题\n\n两句说明。"}, repo)
-
-
 def test_update_writes_a_catalog_and_shows_english_where_no_translation_exists(repo):
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     english = zh_sync.read(notebook_path(repo, zh=False))
     chinese = zh_sync.read(notebook_path(repo))
     assert chinese.cells[1] == english.cells[1]
     assert chinese.cells[0].source == english.cells[0].source
-    entries = [(e.msgctxt, e.msgid, e.msgstr) for e in catalog(repo)]
-    assert entries == [("title", english.cells[0].source, ""), ("linked", LINKED, "")]
-    found = zh_sync.audit(notebook_path(repo, zh=False), repo)
+    entries = [(e.msgctxt, e.msgid, e.msgstr, e.occurrences) for e in catalog(repo)]
+    name = "notebooks/01_demo.ipynb"
+    assert entries == [("title", english.cells[0].source, "", [(name, "1")]),
+                       ("linked", LINKED, "", [(name, "3")])]
+    found = repo.audit(notebook_path(repo, zh=False))
     assert found["untranslated"] == ["title", "linked"] and not found["generated"]
+
+
+def test_a_translation_made_in_the_catalog_reaches_the_notebook_and_dates_the_catalog(repo):
+    repo.update(run=False)
+    path = repo.catalog_path(notebook_path(repo, zh=False))
+    po = catalog(repo)
+    po.metadata["PO-Revision-Date"] = "2000-01-01 00:00+0000"
+    po.save()
+    repo.update(run=False)
+    text = path.read_text()
+    assert "2000-01-01" in text  # no entry changed: no new date
+    repo.update(run=False)
+    assert path.read_text() == text  # a second run writes nothing
+    edit_cell(notebook_path(repo, zh=False), "title", source="# 4.1 A new title")
+    repo.update(run=False)
+    assert "2000-01-01" not in path.read_text()
 
 
 def test_a_changed_english_cell_makes_its_entry_fuzzy_and_fails_the_audit(repo):
     en_file = notebook_path(repo, zh=False)
-    zh_sync.update(repo, run=False)
-    translate_title(repo)
-    assert zh_sync.audit(en_file, repo)["untranslated"] == ["linked"]
-    assert zh_sync.read(notebook_path(repo)).cells[0].source.startswith("# 4.1 标题")
+    repo.update(run=False)
+    translate(repo, "title", TITLE)
+    assert repo.audit(en_file)["generated"]  # the notebook is not regenerated yet
+    repo.update(run=False)
+    assert repo.audit(en_file)["untranslated"] == ["linked"]
+    assert zh_sync.read(notebook_path(repo)).cells[0].source == TITLE
 
     edit_cell(en_file, "title", source="# 4.1 A title\n\nTwo changed sentences.")
-    found = zh_sync.audit(en_file, repo)
+    found = repo.audit(en_file)
     assert found["changed"] == ["title"] and found["generated"]  # before any update
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     entry = catalog(repo)[0]
-    assert "fuzzy" in entry.flags and entry.msgstr == "# 4.1 标题\n\n两句说明。"
+    assert entry.fuzzy and entry.msgstr == TITLE
     assert entry.previous_msgid == "# 4.1 A title\n\nTwo sentences of prose."
     assert zh_sync.read(notebook_path(repo)).cells[0].source.endswith("Two changed sentences.")
-    assert zh_sync.audit(en_file, repo)["changed"] == ["title"]
+    assert repo.audit(en_file)["changed"] == ["title"]
 
 
 def test_a_removed_cell_becomes_obsolete_and_its_translation_follows_a_new_id(repo):
-    en_file = notebook_path(repo, zh=False)
-    zh_sync.update(repo, run=False)
-    translate_title(repo)
-    edit_cell(en_file, "title", id="regenerated")
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
+    translate(repo, "title", TITLE)
+    edit_cell(notebook_path(repo, zh=False), "title", id="regenerated")
+    repo.update(run=False)
     entries = {e.msgctxt: e for e in catalog(repo)}
-    assert entries["title"].obsolete and entries["regenerated"].msgstr.startswith("# 4.1 标题")
-    assert zh_sync.read(notebook_path(repo)).cells[0].source.startswith("# 4.1 标题")
+    assert entries["title"].obsolete and entries["regenerated"].msgstr == TITLE
+    assert zh_sync.read(notebook_path(repo)).cells[0].source == TITLE
 
 
 def test_a_hand_edited_chinese_notebook_is_caught(repo):
     en_file = notebook_path(repo, zh=False)
-    zh_sync.update(repo, run=False)
-    translate_title(repo)
+    repo.update(run=False)
+    translate(repo, "title", TITLE)
+    repo.update(run=False)
     edit_cell(notebook_path(repo), "title", source="# 4.1 另一个标题\n\n两句说明。")
-    assert zh_sync.audit(en_file, repo)["generated"] == [
+    assert repo.audit(en_file)["generated"] == [
         "zh/notebooks/01_demo.ipynb differs from what its catalog generates: run "
         "`python tools/zh_sync.py`"]
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     edit_cell(notebook_path(repo), "add", source="print(2 + 3)")
-    assert zh_sync.audit(en_file, repo)["generated"]
+    assert repo.audit(en_file)["generated"]
 
 
 def test_the_pilot_fails_when_one_english_cell_changes(tmp_path):
     """On a copy of notebooks/02_layer_norm.ipynb, its catalog and its translation."""
     name = "notebooks/02_layer_norm.ipynb"
-    for path in (name, f"zh/{name}", zh_sync.catalog_path(ROOT / name).relative_to(ROOT)):
+    for path in (name, f"zh/{name}", COURSE.name(COURSE.catalog_path(ROOT / name))):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / path, tmp_path / path)
-    en_file = tmp_path / name
-    assert zh_sync.audit(en_file, tmp_path) == {k: [] for k in zh_sync.audit(en_file, tmp_path)}
+    course, en_file = zh_sync.Course(tmp_path), tmp_path / name
+    assert course.audit(en_file)["text"] == course.audit(en_file)["style"] == []
     english = zh_sync.read(en_file)
     cell = next(c for c in english.cells if c.cell_type == "markdown")
     cell.source += " One more sentence."
     nbformat.write(english, en_file)
-    after = zh_sync.audit(en_file, tmp_path)
-    assert after["changed"] == [cell.id] and after["generated"]
+    after = course.audit(en_file)
+    assert cell.id in after["changed"] and after["generated"]
 
 
-def test_apply_refuses_a_translation_of_english_text_changed_since_todo(repo, tmp_path):
-    zh_sync.update(repo, run=False)
-    printed = zh_sync.todo(notebook_path(repo), root=repo)
-    header = next(line for line in printed.splitlines() if line.startswith("=== title en:"))
-    translated = tmp_path / "title.md"
-    translated.write_text(f"{header}\n# 4.1 标题\n\n两句说明。\n")
-    zh_sync.apply(notebook_path(repo), zh_sync.read_translations(translated), repo)
-    assert zh_sync.audit(notebook_path(repo, zh=False), repo)["untranslated"] == ["linked"]
-
-    edit_cell(notebook_path(repo, zh=False), "title", source="# 4.1 A new title")
-    with pytest.raises(ValueError, match="changed since `todo` printed it"):
-        zh_sync.apply(notebook_path(repo), zh_sync.read_translations(translated), repo)
-
-
-def test_apply_refuses_a_translation_that_drops_a_formula_and_writes_nothing(repo):
-    zh_sync.update(repo, run=False)
-    before = zh_sync.catalog_path(notebook_path(repo, zh=False), repo).read_text()
-    dropped = "[笔记本 02](02_more.ipynb) 的模型有很多权重，宽 768；见 [README](../../README.zh.md) 和 `gpt.py`。"
-    with pytest.raises(ValueError, match=r"formula missing: \$d\^2\$"):
-        zh_sync.apply(notebook_path(repo), {"title": "# 4.1 标题\n\n两句。", "linked": dropped}, repo)
-    assert zh_sync.catalog_path(notebook_path(repo, zh=False), repo).read_text() == before
+def test_a_translation_that_drops_a_formula_fails_the_audit(repo):
+    repo.update(run=False)
+    translate(repo, "linked", "[笔记本 02](02_more.ipynb) 的模型有很多权重，宽 768；"
+                              "见 [README](../../README.zh.md) 和 `gpt.py`。")
+    repo.update(run=False)
+    assert repo.audit(notebook_path(repo, zh=False))["text"] == [
+        "linked: formula missing: $d^2$"]
 
 
 def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
     name = "exercises/exercise_4_1.ipynb"
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     entries = {e.msgctxt: e for e in catalog(repo, name)}
     assert set(entries) == {"ex-title", "setup", "stub"}  # not code without words
     assert entries["stub"].comment == zh_sync.CODE_NOTE
     chinese = "# TODO：统计参数量\nff_params = None\nprint(\"你的结果：\", ff_params)"
-    zh_sync.apply(notebook_path(repo, name), {"stub": chinese}, repo)
+    translate(repo, "stub", chinese, name)
+    repo.update(run=False)
     assert zh_sync.read(notebook_path(repo, name)).cells[4].source == chinese  # after the switch
-    with pytest.raises(ValueError, match="the code changed"):
-        zh_sync.apply(notebook_path(repo, name), {"stub": chinese.replace("None", "0")}, repo)
-    with pytest.raises(ValueError, match="does not parse"):
-        zh_sync.apply(notebook_path(repo, name), {"stub": "print(\"没有括号\""}, repo)
+    for wrong, problem in ((chinese.replace("None", "0"), "the code changed"),
+                           ("print(\"没有括号\"", "does not parse")):
+        translate(repo, "stub", wrong, name)
+        assert any(problem in p for p in repo.audit(notebook_path(repo, name, zh=False))["text"])
 
 
 SETUP = 'if ok:  # see the README\n    raise ValueError(f"No folder at {path}: upload it")\n    %pip install -e {path}'
@@ -290,83 +348,71 @@ def test_a_code_translation_may_change_comments_strings_and_move_fstring_fields_
      "`gpt.py`。", "headings"),
 ])
 def test_translation_problems_name_what_was_lost(chinese, problem):
-    english = zh_sync.english_for_zh(LINKED, ROOT / "notebooks" / "01_demo.ipynb")
+    english = COURSE.english_for_zh(LINKED, ROOT / "notebooks" / "01_demo.ipynb")
     assert any(p.startswith(problem) for p in zh_sync.translation_problems(english, chinese))
+
+
+@pytest.mark.parametrize("chinese, problem", [
+    ("本章的模型最后只会生成乱码。", "乱码 is mojibake"),
+    ('我们用 "不用层归一化" 的模型训练。', "ASCII quotes around Chinese text"),
+    ("Xiong et al.（2020）表明", "et al."),
+    ("本 notebook 检验三种说法。", "English the glossary translates"),
+    ("每个面板中的曲线", "a figure's panel"),
+    ("嵌入层和输出头共享权重", "output head"),
+    ("# 附加内容：训练", "bonus"),
+    ("## 巩固\n\n导入 `gpt`", "the closing section"),
+])
+def test_the_style_check_refuses_what_the_glossary_rules_out(chinese, problem):
+    assert any(p.startswith(problem) for p in zh_sync.style_problems(chinese))
+
+
+def test_the_style_check_leaves_code_formulas_links_and_english_quotes_alone():
+    fine = ('见 `notebook.ipynb` 和 [笔记本 02](../bonus/02_panel.ipynb)，$\\text{bug}$；'
+            'Hugging Face 中的 "llama3" 与 "default" 两种取值，以及 <https://example.org/notebooks>。')
+    assert zh_sync.style_problems(fine) == []
 
 
 def test_links_leave_the_chinese_folder_except_to_notebooks():
     en_file = ROOT / "notebooks" / "01_demo.ipynb"
-    assert zh_sync.english_for_zh(LINKED, en_file) == LINKED.replace("../README.md", "../../README.zh.md")
+    assert COURSE.english_for_zh(LINKED, en_file) == LINKED.replace("../README.md", "../../README.zh.md")
     for kept in ("../exercises/exercise_4_1.ipynb", "https://example.org/a.md", "#a-heading"):
-        assert zh_sync.zh_link(kept, en_file) == kept
-    assert zh_sync.zh_link("../gpt.py", en_file) == "../../gpt.py"
+        assert COURSE.zh_link(kept, en_file) == kept
+    assert COURSE.zh_link("../gpt.py", en_file) == "../../gpt.py"
 
 
 def test_exercises_get_the_switch_and_may_differ_only_in_feedback(repo):
     name = "exercises/exercise_4_1.ipynb"
     en_file = notebook_path(repo, name, zh=False)
-    pending = zh_sync.update(repo, run=False)
+    pending = repo.update(run=False)
     assert pending == [notebook_path(repo, name)]
     chinese = zh_sync.read(notebook_path(repo, name))
     assert [c.id for c in chinese.cells] == ["ex-title", "setup", "imports", zh_sync.SWITCH_ID,
                                              "stub", "mul", "feedback"]
-    assert zh_sync.audit(en_file, repo)["run"]  # not executed yet
+    assert repo.audit(en_file)["run"]  # not executed yet
 
-    chinese.metadata["zh"] = {"executed_for": zh_sync.execution_stamp(chinese, zh_sync.read(en_file), repo)}
+    chinese.metadata["zh"] = {"executed_for": repo.execution_stamp(chinese, zh_sync.read(en_file))}
     nbformat.write(chinese, notebook_path(repo, name))
     chinese_feedback = [new_output("stream", name="stdout", text="尚未作答\n")]
     edit_cell(notebook_path(repo, name), "feedback", outputs=chinese_feedback)
-    assert not zh_sync.audit(en_file, repo)["generated"]
+    assert not repo.audit(en_file)["generated"]
     edit_cell(notebook_path(repo, name), "mul", outputs=chinese_feedback)
-    assert zh_sync.audit(en_file, repo)["generated"] == [
+    assert repo.audit(en_file)["generated"] == [
         "mul: outputs differ from the English ones (not a check's feedback)"]
 
 
-def test_without_a_chinese_message_table_nothing_is_executed(repo, capsys):
-    zh_sync.update(repo)  # would fail if it started a kernel: there is no gpt or checks here
-    assert 'no "zh" table yet' in capsys.readouterr().out
-
-
 def test_a_chinese_notebook_and_catalog_whose_english_one_is_gone_are_removed(repo):
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     notebook_path(repo, zh=False).unlink()
-    zh_sync.update(repo, run=False)
+    repo.update(run=False)
     assert not notebook_path(repo).exists()
-    assert not zh_sync.catalog_path(notebook_path(repo, zh=False), repo).exists()
+    assert not repo.catalog_path(notebook_path(repo, zh=False)).exists()
 
 
-def test_translations_read_from_blocks_or_json(tmp_path):
-    blocks = tmp_path / "t.md"
-    blocks.write_text("=== title\n%% a note\n# 标题\n\n正文。\n\n=== linked\n链接。\n")
-    assert zh_sync.read_translations(blocks) == {"title": "# 标题\n\n正文。", "linked": "链接。"}
-    as_json = tmp_path / "t.json"
-    as_json.write_text(json.dumps({"title": "# 标题", "linked": {"zh": "链接。"}}))
-    assert zh_sync.read_translations(as_json) == {"title": "# 标题", "linked": {"zh": "链接。"}}
-    blocks.write_text("=== title\n一\n=== title\n二\n")
-    with pytest.raises(ValueError, match="appears twice"):
-        zh_sync.read_translations(blocks)
-
-
-# ---- the two READMEs ----------------------------------------------------------------------------
-
-
-def setup_commands(readme):
-    """The command under each `# N. ...` comment of the set-up block."""
-    lines = (ROOT / readme).read_text().splitlines()
-    return [lines[i + 1] for i, line in enumerate(lines) if line[:3] in ("# 1", "# 2")]
-
-
-def test_the_chinese_readme_has_the_english_set_up_commands():
-    assert setup_commands("README.zh.md") == setup_commands("README.md")
-    assert len(setup_commands("README.md")) == 2
-
-
-@pytest.mark.parametrize("readme, other", [("README.md", "README.zh.md"), ("README.zh.md", "README.md")])
-def test_the_readmes_link_each_other(readme, other):
-    targets = zh_sync.carried_parts((ROOT / readme).read_text())[0]["link target"]
-    assert other in targets
-
-
-def test_links_in_the_chinese_readme_reach_a_file():
-    targets = zh_sync.carried_parts((ROOT / "README.zh.md").read_text())[0]["link target"]
-    assert [t for t in targets if not (ROOT / t).exists()] == []
+def test_the_glossary_file_lists_each_term_and_follows_the_glossary(repo):
+    repo.update(run=False)
+    tbx = repo.root / zh_sync.GLOSSARY_FILE
+    pairs = [[t.text for t in entry.iter("term")] for entry in ET.parse(tbx).iter("termEntry")]
+    assert pairs == [["token", "词元"], ["token ID", "词元 ID"], ["gibberish", "毫无意义的文本"]]
+    glossary = repo.root / "GLOSSARY.zh.md"
+    glossary.write_text(glossary.read_text().replace("毫无意义的文本", "乱码"))
+    assert zh_sync.glossary_tbx(glossary.read_text()) != tbx.read_text()  # stale: the test fails

@@ -1,0 +1,33 @@
+"""The two READMEs: the same set-up commands (the Chinese one opens the Chinese notebook), links
+to each other, and links that reach a file."""
+
+import pytest
+
+from tools import zh_sync
+
+ROOT = zh_sync.ROOT
+
+
+def setup_commands(readme):
+    """The command under each `# N. ...` comment of the set-up block."""
+    lines = (ROOT / readme).read_text().splitlines()
+    return [lines[i + 1] for i, line in enumerate(lines) if line[:3] in ("# 1", "# 2")]
+
+
+def test_the_chinese_readme_has_the_english_set_up_commands_opening_the_chinese_notebook():
+    english = setup_commands("README.md")
+    assert len(english) == 2
+    assert setup_commands("README.zh.md") == [
+        english[0].replace(" notebooks/01_gpt_backbone", " zh/notebooks/01_gpt_backbone"), english[1]]
+
+
+@pytest.mark.parametrize("readme, other", [("README.md", "README.zh.md"), ("README.zh.md", "README.md")])
+def test_the_readmes_link_each_other(readme, other):
+    targets = zh_sync.carried_parts((ROOT / readme).read_text())[0]["link target"]
+    assert other in targets
+
+
+@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+def test_links_in_the_readmes_reach_a_file(readme):
+    targets = zh_sync.carried_parts((ROOT / readme).read_text())[0]["link target"]
+    assert [t for t in targets if "://" not in t and not (ROOT / t.partition("#")[0]).exists()] == []

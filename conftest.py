@@ -26,10 +26,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
 
 # The Chinese edition (zh/, kept by tools/zh_sync.py): a Chinese notebook without the exercises'
-# language switch has the English notebook's code and outputs unchanged (tests/test_zh_sync.py
+# language switch has the English notebook's code and outputs unchanged (tests/tooling/test_zh_sync.py
 # proves it without a kernel), and nbval re-executes the English one; so nbval re-executes only
 # the Chinese notebooks with the switch, zh/exercises, zh/solutions and zh/practice.
-collect_ignore_glob = ["zh/notebooks/*", "zh/bonus/*"]
+collect_ignore_glob = ["zh/notebooks/*", "zh/bonus/*/*"]
 
 BIG_MODELS = "big-models"
 TRANSFORMERS = "transformers"

@@ -201,7 +201,7 @@ def generate_text_simple(model, idx, max_new_tokens, context_size):
     return idx
 
 
-# ---- from notebooks/08_appendix_engineering.ipynb ----
+# ---- from notebooks/appendix_engineering.ipynb ----
 def text_to_token_ids(text, tokenizer):
     """Encode `text` into a [1, num_tokens] tensor (a batch of one)."""
     if not isinstance(text, str):

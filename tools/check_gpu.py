@@ -5,16 +5,16 @@
 
 CI has no GPU, so a maintainer runs this by hand on a machine with one (PyTorch's CUDA build and
 requirements-dev.txt installed). Without CUDA it prints "no GPU" and exits 0; otherwise it exits
-1 if a claim fails. It reuses the tests' models and tolerances (tests/test_compile.py,
-tests/test_modern_hf.py), hence `python -m` from the repository's folder. The claims:
+1 if a claim fails. It reuses the tests' models and tolerances (tests/chapter/test_compile.py,
+tests/bonus/test_modern_hf.py), hence `python -m` from the repository's folder. The claims:
 
 1. the chapter's seeded GPT-2 small gives the book's ids there, its logits close to the CPU's;
 2. an id outside the vocabulary stops the model with a device-side assert (notebook 06), run in
    a process of its own, because the assert leaves the CUDA context unusable;
-3. torch.compile with inductor compiles every model of tests/test_compile.py, same logits;
-4. bonus/modern_hf.py's conversion of Hugging Face's bfloat16 Llama and Qwen3 models matches
-   their logits and greedy ids (tests/test_modern_hf.py's models and tolerances);
-5. bonus/train.py trains notebook 07's model there, with the CPU's losses (dropout off, so both
+3. torch.compile with inductor compiles every model of tests/chapter/test_compile.py, same logits;
+4. bonus/gpt2_to_llama_qwen/modern_hf.py's conversion of Hugging Face's bfloat16 Llama and Qwen3 models matches
+   their logits and greedy ids (tests/bonus/test_modern_hf.py's models and tolerances);
+5. bonus/watch_it_learn/train.py trains notebook 07's model there, with the CPU's losses (dropout off, so both
    draw the same numbers) and the tokens per second of notebook 07's run;
 6. greedy decoding: generate_fast, Hugging Face's generate and the chapter's loop give the same
    ids; their tokens per second, generate_fast the fastest.
@@ -27,10 +27,10 @@ import sys
 import torch
 
 import gpt
-from bonus import train
-from bonus.benchmark import hf_generator, race
-from bonus.kv_cache_fast import FastGPT, generate_fast
-from bonus.modern_hf import model_from_hf
+from bonus.gpt2_to_llama_qwen.modern_hf import model_from_hf
+from bonus.kv_cache.benchmark import hf_generator, race
+from bonus.kv_cache.kv_cache_fast import FastGPT, generate_fast
+from bonus.watch_it_learn import train
 from tests.helpers import BOOK_OUTPUT_IDS, HELLO_IDS
 
 # Run by claim 2 in a fresh process: an id one past the vocabulary, looked up on `device`.

@@ -42,7 +42,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")
     args = parser.parse_args()
-    paths = args.paths or sorted(p for f in FOLDERS for p in (ROOT / f).glob("*.ipynb"))
+    paths = args.paths or sorted(p for f in FOLDERS for p in (ROOT / f).rglob("*.ipynb")
+                                  if ".ipynb_checkpoints" not in p.parts)
     for path in paths:
         if not path.is_file():
             sys.exit(f"no such notebook: {path}")

@@ -30,7 +30,8 @@ def canonical_cell(guide=GUIDE):
 
 
 def notebooks(root=ROOT):
-    return sorted(path for folder in FOLDERS for path in (root / folder).glob("*.ipynb"))
+    return sorted(path for folder in FOLDERS for path in (root / folder).rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in path.parts)
 
 
 def first_code_cell(notebook):

@@ -8,7 +8,7 @@ per cell with words: markdown; the setup cell; in CODE_FOLDERS code, whose comme
 only are translated. `update` makes a new cell's entry empty (or takes the same English's
 translation from any catalog), a changed cell's fuzzy, a removed cell's obsolete; regenerates zh/
 and glossary.tbx; re-executes a notebook with the language switch when its code, the English
-outputs or the checker change. `audit` (tests/test_zh_sync.py) and `status` report untranslated or
+outputs or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report untranslated or
 fuzzy entries, lost formulas, links, code spans, numbers, headings or code, style breaches, and
 files unlike what `update` writes."""
 
@@ -250,7 +250,8 @@ class Course:
         self.root = Path(root)
 
     def files(self, under=".", suffix=".ipynb"):  # the English notebooks by default
-        return sorted(p for f in FOLDERS for p in (self.root / under / f).glob(f"*{suffix}"))
+        return sorted(p for f in FOLDERS for p in (self.root / under / f).rglob(f"*{suffix}")
+                      if ".ipynb_checkpoints" not in p.parts)
 
     def name(self, path):
         return path.relative_to(self.root).as_posix()

@@ -1,0 +1,126 @@
+"""The chapter's design choices, each undone on its own, so a short training run can test them.
+
+    model = make_model(cfg, seed=1, block=BlockReLU)     # the chapter's GPT with ReLU, nothing else
+    model = make_model(cfg, seed=1, tie_weights=True)    # out_head shares tok_emb's weight
+    gpt2_init_(make_model(cfg, seed=1))                  # GPT-2's initialization
+
+Each block below is a subclass of gpt.py's TransformerBlock that overrides only what changes
+(`__init__` after the chapter's, or `forward`), every changed line ending in `# NEW`; a
+variant draws exactly the chapter block's random weights. `GPTVariant` is gpt.py's GPTModel
+copied, with three `# NEW` options. With its
+defaults, `GPTVariant` builds the same weights as `gpt.GPTModel` under the same seed and
+computes the same logits, so each experiment differs from the chapter's model in one change:
+
+- `BlockNoNorm` with `final_norm=False`: no layer normalization anywhere;
+- `BlockNoShortcut`: each sub-layer's output replaces x instead of being added to it;
+- `BlockReLU`: ReLU instead of GELU in the feed-forward network;
+- `BlockPostLN`: normalize after adding the shortcut (the original Transformer's order);
+- `tie_weights=True`: the output head reuses the token embedding matrix;
+- `gpt2_init_`: GPT-2's initialization instead of PyTorch's defaults.
+
+The notebook bonus/claims_tested/08_claims_tested.ipynb trains each one with bonus/watch_it_learn/train.py.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+
+from gpt import (
+    GPT_CONFIG_124M,
+    LayerNorm,
+    TransformerBlock,
+    check_config,
+    check_num_tokens,
+)
+
+
+class BlockNoNorm(TransformerBlock):  # NEW: gpt.TransformerBlock without its two LayerNorms
+    """The block without its two LayerNorms; the shortcuts stay."""  # NEW
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.norm1 = nn.Identity()  # NEW: no layer normalization
+        self.norm2 = nn.Identity()  # NEW: no layer normalization
+
+
+class BlockNoShortcut(TransformerBlock):  # NEW: only forward changes
+    """Pre-LayerNorm block: attention then feed-forward, no shortcuts."""  # NEW
+
+    def forward(self, x):
+        x = self.drop_shortcut(self.att(self.norm1(x)))  # NEW: no "x +"
+        x = self.drop_shortcut(self.ff(self.norm2(x)))  # NEW: no "x +"
+        return x
+
+
+class BlockReLU(TransformerBlock):  # NEW: the feed-forward network's activation swapped
+    """Pre-LayerNorm block whose feed-forward network uses ReLU."""  # NEW
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.ff.layers[1] = nn.ReLU()  # NEW: instead of GELU(); the weights stay as drawn
+
+
+class BlockPostLN(TransformerBlock):  # NEW: only forward changes
+    """Post-LayerNorm block: each shortcut sum is normalized after it is added."""  # NEW
+
+    def forward(self, x):
+        x = self.norm1(x + self.drop_shortcut(self.att(x)))  # NEW: normalize after the sum
+        x = self.norm2(x + self.drop_shortcut(self.ff(x)))  # NEW: normalize after the sum
+        return x
+
+
+class GPTVariant(nn.Module):  # NEW: a copy of gpt.GPTModel with three options
+    def __init__(self, cfg, block=TransformerBlock, final_norm=True, tie_weights=False):  # NEW
+        super().__init__()
+        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[block(cfg) for _ in range(cfg["n_layers"])])  # NEW
+        self.final_norm = LayerNorm(cfg["emb_dim"]) if final_norm else nn.Identity()  # NEW
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+        if tie_weights:  # NEW: one matrix for both: row i embeds token i and scores token i
+            self.out_head.weight = self.tok_emb.weight  # NEW
+
+    def forward(self, in_idx):
+        batch_size, seq_len = in_idx.shape
+        check_num_tokens(seq_len, self.cfg["context_length"])  # guard: too long an input
+        tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
+        pos_embeds = self.pos_emb(torch.arange(seq_len, device=in_idx.device))
+        x = tok_embeds + pos_embeds  # broadcast over the batch
+        x = self.drop_emb(x)
+        x = self.trf_blocks(x)
+        x = self.final_norm(x)
+        logits = self.out_head(x)  # (batch, num_tokens, vocab_size)
+        return logits
+
+
+def make_model(cfg, seed, **change):
+    """GPTVariant(cfg, **change), its random weights drawn after torch.manual_seed(seed)."""
+    torch.manual_seed(seed)
+    return GPTVariant(cfg, **change)
+
+
+def gpt2_init_(model, std=0.02):
+    """GPT-2's initialization, in place: every weight normal with std 0.02, every bias 0, and
+    the two projections that write into the shortcut stream (attention's out_proj and the
+    feed-forward's second linear layer) scaled by 1 / sqrt(2 * n_layers). LayerNorms keep 1, 0."""
+    residual_std = std / math.sqrt(2 * model.cfg["n_layers"])
+    for name, module in model.named_modules():
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            # ff.down: the same layer in bonus/gpt2_to_llama_qwen/modern.py's SwiGLU network
+            writes_to_stream = name.endswith(("att.out_proj", "ff.layers.2", "ff.down"))
+            nn.init.normal_(module.weight, mean=0.0, std=residual_std if writes_to_stream else std)
+            if getattr(module, "bias", None) is not None:
+                nn.init.zeros_(module.bias)
+    return model
+
+
+def embeddings_init_(model, std=0.02):
+    """Only the embeddings drawn as GPT-2 draws them (normal, std 0.02); everything else keeps
+    PyTorch's default. Separates the embeddings' share of gpt2_init_'s effect from the rest."""
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+    return model

@@ -1,0 +1,135 @@
+"""Turn Hugging Face's Llama and Qwen3 models into bonus.gpt2_to_llama_qwen.modern's ModernGPT.
+
+    model = model_from_hf(hf_model)             # a LlamaForCausalLM or Qwen3ForCausalLM -> ours
+    model = load_modern("Qwen/Qwen3-0.6B")      # a folder or a hub name (online, or cached)
+
+Both compute the same function as ours; only the names differ (table below). Hugging Face's
+rotation pairs feature i with feature i + head_dim / 2 of each head, as bonus.gpt2_to_llama_qwen.modern does, so no
+weight needs permuting. The converted model shares memory with the source (no copies), so it
+lives on the source's device, in its dtype. It is converted for inference: attention dropout,
+which ModernGPT does not have, is refused rather than left out silently.
+"""
+
+import os
+from pathlib import Path
+
+import torch
+
+from bonus.gpt2_to_llama_qwen.modern import ModernGPT, rope_frequencies
+
+# transformers is imported inside the functions that use it: it takes seconds to import.
+
+# (our name, Hugging Face's); `{i}` is the block index. q_norm/k_norm exist in Qwen3 only.
+NAME_MAP = [
+    ("tok_emb.weight", "model.embed_tokens.weight"),
+    ("trf_blocks.{i}.norm1.scale", "model.layers.{i}.input_layernorm.weight"),
+    ("trf_blocks.{i}.att.W_query.weight", "model.layers.{i}.self_attn.q_proj.weight"),
+    ("trf_blocks.{i}.att.W_key.weight", "model.layers.{i}.self_attn.k_proj.weight"),
+    ("trf_blocks.{i}.att.W_value.weight", "model.layers.{i}.self_attn.v_proj.weight"),
+    ("trf_blocks.{i}.att.out_proj.weight", "model.layers.{i}.self_attn.o_proj.weight"),
+    ("trf_blocks.{i}.att.q_norm.scale", "model.layers.{i}.self_attn.q_norm.weight"),
+    ("trf_blocks.{i}.att.k_norm.scale", "model.layers.{i}.self_attn.k_norm.weight"),
+    ("trf_blocks.{i}.norm2.scale", "model.layers.{i}.post_attention_layernorm.weight"),
+    ("trf_blocks.{i}.ff.gate.weight", "model.layers.{i}.mlp.gate_proj.weight"),
+    ("trf_blocks.{i}.ff.up.weight", "model.layers.{i}.mlp.up_proj.weight"),
+    ("trf_blocks.{i}.ff.down.weight", "model.layers.{i}.mlp.down_proj.weight"),
+    ("final_norm.scale", "model.norm.weight"),
+    ("out_head.weight", "lm_head.weight"),
+]
+# bonus.gpt2_to_llama_qwen.modern's rope_scaling keys and Hugging Face's for the "llama3" rope_type.
+LLAMA3_ROPE_KEYS = {"factor": "factor", "low_freq_factor": "low_freq_factor",
+                    "high_freq_factor": "high_freq_factor",
+                    "original_context_length": "original_max_position_embeddings"}
+SUPPORTED = {"llama": False, "qwen3": True}  # model_type: has a norm on queries and keys
+MIRROR_HINT = ("Reaching the hub only through a mirror? Set the HF_ENDPOINT environment variable "
+               "to the mirror's address before starting Python, or download the model's folder "
+               "(config.json and *.safetensors) and pass its path.")
+
+
+def config_from_hf(hf_config):
+    """bonus.gpt2_to_llama_qwen.modern's config dict for a Hugging Face Llama or Qwen3 config."""
+    if hf_config.model_type not in SUPPORTED:
+        raise ValueError(f"expected a Llama or Qwen3 config, got model_type "
+                         f"{hf_config.model_type!r}")
+    unsupported = [name for name, value in (
+        ("attention_bias", getattr(hf_config, "attention_bias", False)),
+        ("mlp_bias", getattr(hf_config, "mlp_bias", False)),
+        ("sliding_window", getattr(hf_config, "sliding_window", None)),
+        ("attention_dropout", getattr(hf_config, "attention_dropout", 0.0)),
+    ) if value] + ([] if hf_config.hidden_act == "silu" else ["hidden_act"])
+    if unsupported:
+        raise ValueError(f"ModernGPT has no equivalent for these settings: {unsupported}")
+    rope = dict(hf_config.rope_parameters)
+    if rope.get("rope_type", "default") not in ("default", "llama3"):
+        raise ValueError(f"rope_type {rope['rope_type']!r} is not supported (default, llama3)")
+    scaling = None
+    if rope.get("rope_type", "default") == "llama3":
+        missing = [key for key in LLAMA3_ROPE_KEYS.values() if key not in rope]
+        if missing:
+            raise ValueError(f"the llama3 rope_parameters lack {missing}")
+        scaling = {ours: rope[theirs] for ours, theirs in LLAMA3_ROPE_KEYS.items()}
+    heads = hf_config.num_attention_heads
+    return {
+        "vocab_size": hf_config.vocab_size,
+        "context_length": hf_config.max_position_embeddings,
+        "emb_dim": hf_config.hidden_size,
+        "n_heads": heads,
+        "n_kv_groups": hf_config.num_key_value_heads,
+        "head_dim": getattr(hf_config, "head_dim", None) or hf_config.hidden_size // heads,
+        "hidden_dim": hf_config.intermediate_size,
+        "n_layers": hf_config.num_hidden_layers,
+        "rope_base": float(rope["rope_theta"]),
+        "rope_scaling": scaling,
+        "norm_eps": hf_config.rms_norm_eps,
+        "qk_norm": SUPPORTED[hf_config.model_type],
+        "tie_embeddings": bool(hf_config.tie_word_embeddings),
+    }
+
+
+def model_from_hf(hf_model):
+    """A ModernGPT computing what `hf_model` (LlamaForCausalLM or Qwen3ForCausalLM) computes,
+    in the same mode, sharing its tensors."""
+    cfg = config_from_hf(hf_model.config)
+    hf_state = hf_model.state_dict()
+    ours = {}
+    for our_name, hf_name in NAME_MAP:
+        for i in range(cfg["n_layers"]) if "{i}" in our_name else [None]:
+            if hf_name.format(i=i) in hf_state:
+                ours[our_name.format(i=i)] = hf_state[hf_name.format(i=i)]
+    if cfg["tie_embeddings"]:
+        ours["out_head.weight"] = ours["tok_emb.weight"]
+    with torch.device("meta"):  # shapes only: no random initial weights to throw away
+        model = ModernGPT(cfg)
+    model.load_state_dict(ours, assign=True, strict=True)
+    if cfg["tie_embeddings"]:
+        model.out_head.weight = model.tok_emb.weight
+    device = model.tok_emb.weight.device
+    model.inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"]).to(
+        device)  # a buffer computed, not loaded: rebuilt off the meta device
+    return model.train(hf_model.training)
+
+
+def load_modern(name_or_path, local_files_only=False, dtype="auto"):
+    """A ModernGPT in eval mode with the weights of a Llama or Qwen3 folder or hub name.
+
+    `dtype="auto"` keeps the checkpoint's dtype (bfloat16 for Llama 3.2 and Qwen3: 2 bytes per
+    parameter); `dtype=torch.float32` doubles that. Only safetensors files are read. Offline,
+    or with nothing cached, it raises OSError with a sentence on how to get the weights
+    (`local_files_only=True` never touches the network).
+    """
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    path = Path(name_or_path)
+    if path.is_dir() and not any(path.glob("*.safetensors")):
+        raise FileNotFoundError(f"{path} has no .safetensors weights (.bin pickles are refused)")
+    try:
+        config = AutoConfig.from_pretrained(name_or_path, local_files_only=local_files_only)
+        config_from_hf(config)  # refuse an unsupported model before downloading its weights
+        hf_model = AutoModelForCausalLM.from_pretrained(
+            name_or_path, config=config, use_safetensors=True, local_files_only=local_files_only,
+            dtype=dtype)
+    except OSError as err:
+        where = os.environ.get("HF_ENDPOINT", "the Hugging Face hub")
+        raise OSError(f"could not load {name_or_path!r} from a folder or from {where} "
+                      f"({type(err).__name__}). {MIRROR_HINT}") from err
+    return model_from_hf(hf_model).eval()

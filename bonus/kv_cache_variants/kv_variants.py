@@ -1,0 +1,104 @@
+"""What the attention variants in bonus/kv_cache_variants/gqa.py, bonus/kv_cache_variants/mla.py and bonus/kv_cache_variants/swa.py share.
+
+Each variant is gpt.MultiHeadAttention with a KV cache, as in bonus/kv_cache/kv_cache.py, plus its own
+changes; every line that differs from gpt.py's class ends with `# NEW`. A model with a variant
+is bonus.kv_cache.kv_cache's GPTModel with each block's attention swapped for it, so
+bonus.kv_cache.kv_cache.generate_text_cached generates with it unchanged. The helpers here keep the
+variants' own code down to what makes each one different.
+"""
+
+import torch
+
+from bonus.kv_cache import kv_cache
+
+
+def check_count(name, value):
+    """Raise a clear TypeError/ValueError unless `value` is a positive int."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be positive, got {value}")
+
+
+def check_kv_groups(num_heads, num_kv_groups):
+    """Raise a clear error unless `num_kv_groups` key/value heads can share `num_heads` evenly."""
+    check_count("num_kv_groups", num_kv_groups)
+    if num_heads % num_kv_groups:  # every key/value head serves as many query heads
+        raise ValueError(f"num_heads ({num_heads}) must be divisible by "
+                         f"num_kv_groups ({num_kv_groups})")
+
+
+def appended(cache, new, dim):
+    """The cached positions followed by the `new` ones, along `dim` (just `new` if none cached)."""
+    return new if cache is None else torch.cat((cache, new), dim=dim)
+
+
+def repeated(kv_heads, group_size):
+    """Each key/value head (dim 1) `group_size` times in a row: (b, kv heads, n, d) -> (b, heads, n, d).
+
+    The order of kv_heads.repeat_interleave(group_size, dim=1). Written with expand, it is a
+    view of `kv_heads`, no copy, when group_size is 1: the matrix products then see the
+    chapter's tensors, memory layout included, and give its numbers bit for bit.
+    """
+    b, groups, n, d = kv_heads.shape
+    return kv_heads.unsqueeze(2).expand(b, groups, group_size, n, d).reshape(b, -1, n, d)
+
+
+def mask_rows(mask, num_tokens, num_keys):
+    """The rows of `mask` for the last `num_tokens` of `num_keys` positions: the new queries'.
+
+    With a cache, the keys are the cached positions followed by the new tokens, and the
+    queries are those of the new tokens only.
+    """
+    return mask[num_keys - num_tokens : num_keys, :num_keys]
+
+
+def attention_args(cfg):
+    """The arguments TransformerBlock gives its attention, read from a GPT config."""
+    return {"d_in": cfg["emb_dim"], "d_out": cfg["emb_dim"],
+            "context_length": cfg["context_length"], "dropout": cfg["drop_rate"],
+            "num_heads": cfg["n_heads"], "qkv_bias": cfg["qkv_bias"]}
+
+
+def model_with_attention(cfg, make_attention):
+    """bonus.kv_cache.kv_cache.GPTModel(cfg) whose block number `layer` attends with make_attention(layer).
+
+    Every other part (embeddings, feed-forward, norms, head) is the chapter's.
+    """
+    model = kv_cache.GPTModel(cfg)
+    for layer, block in enumerate(model.trf_blocks):
+        block.att = make_attention(layer)
+    return model
+
+
+def copy_weights(source, target):
+    """Copy every parameter of `source` into the parameter of `target` with the same name;
+    `target` moves to the device and dtype of `source`'s parameters first.
+
+    Buffers are not copied: a variant's mask belongs to the variant, not to the weights.
+    """
+    theirs = dict(source.named_parameters())
+    weight = next(iter(theirs.values()))
+    target.to(weight.device, weight.dtype)  # bool masks move but stay bool
+    ours = dict(target.named_parameters())  # after .to(), which may replace the Parameters
+    if theirs.keys() != ours.keys():
+        raise ValueError(f"parameter names differ: {sorted(theirs.keys() ^ ours.keys())}")
+    with torch.no_grad():
+        for name, param in ours.items():
+            if param.shape != theirs[name].shape:
+                raise ValueError(f"{name}: shape {list(theirs[name].shape)}, "
+                                 f"expected {list(param.shape)}")
+            param.copy_(theirs[name])
+    return target
+
+
+def cache_bytes(module):
+    """Bytes of memory the caches in `module` (a model or one attention) hold.
+
+    Sums the storage of every `cache_*` tensor of the module and its submodules: the storage,
+    not the tensor's own size, because a cache kept as a view of a larger tensor keeps all of
+    that tensor's memory.
+    """
+    return sum(value.untyped_storage().nbytes()
+               for part in module.modules() for name, value in vars(part).items()
+               if name.startswith("cache_") and value is not None)

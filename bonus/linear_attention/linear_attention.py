@@ -1,0 +1,170 @@
+"""Linear attention computed two ways: all positions at once, or one token at a time with a
+state of fixed size.
+
+    out = parallel_form(q, k, v, beta, alpha)          # every position at once
+    out, state = recurrent_form(q, k, v, beta, alpha)  # a loop over recurrent_step
+
+q and k are (..., tokens, d_k), v is (..., tokens, d_v), beta and alpha are (..., tokens); the
+leading dimensions are batch and heads. The state is one (d_v, d_k) matrix per head. Three
+rules, chosen by which of beta and alpha are given (o_t = S_t q_t in all three):
+
+- causal linear attention (neither): S_t = S_{t-1} + v_t k_t^T, so o_t = sum_{i<=t} (q_t . k_i) v_i;
+- DeltaNet, the delta rule (beta): S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T;
+- Gated DeltaNet (beta and alpha): the delta rule applied to alpha_t S_{t-1}, a decayed state
+  (Yang, Kautz, Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule", ICLR 2025).
+
+Causal linear attention weighs v_i by the raw q_t . k_i, which may be negative and need not sum
+to 1 over i. The normalised form of Katharopoulos et al. (2020), "Transformers are RNNs: Fast
+Autoregressive Transformers with Linear Attention", makes the weights positive and sum to 1:
+
+    out = normalized_parallel_form(q, k, v)                        # every position at once
+    out, (state, normalizer) = normalized_recurrent_form(q, k, v)  # one token at a time
+
+o_t = S_t phi(q_t) / (z_t . phi(q_t)), S_t = S_{t-1} + v_t phi(k_t)^T, z_t = z_{t-1} + phi(k_t),
+with the positive feature map phi(x) = elu(x) + 1.
+
+The notebook bonus/linear_attention/06_linear_attention.ipynb derives the parallel form and compares the state
+with softmax attention's KV cache.
+"""
+
+import torch
+import torch.nn.functional as F
+
+
+def _check_inputs(q, k, v, beta, alpha):
+    """Raise a clear TypeError/ValueError unless the inputs fit together."""
+    named = {"q": q, "k": k, "v": v, "beta": beta, "alpha": alpha}
+    for name, tensor in named.items():
+        if tensor is not None and not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+    if q.dim() < 2 or q.shape != k.shape:
+        raise ValueError(f"q and k must have the same shape (..., tokens, d_k), got "
+                         f"{list(q.shape)} and {list(k.shape)}")
+    if v is not None and v.shape[:-1] != q.shape[:-1]:
+        raise ValueError(f"v must be (..., tokens, d_v) like q, got {list(v.shape)}")
+    for name in ("beta", "alpha"):
+        if named[name] is not None and named[name].shape != q.shape[:-1]:
+            raise ValueError(f"{name} must have shape {list(q.shape[:-1])}, "
+                             f"got {list(named[name].shape)}")
+    if alpha is not None and not ((alpha > 0) & (alpha <= 1)).all():
+        raise ValueError("alpha must lie in (0, 1]: the fraction of the state each step keeps")
+
+
+def recurrent_step(state, q, k, v, beta=None, alpha=None):
+    """One token: update the (..., d_v, d_k) state with k and v, then read it with q.
+
+    q, k are (..., d_k), v is (..., d_v), beta and alpha (...,). Returns (new state, output).
+    """
+    if alpha is not None:
+        state = alpha[..., None, None] * state  # keep a fraction alpha of every stored value
+    if beta is None:
+        write = v  # linear attention: add v k^T
+    else:
+        # The delta rule: what k retrieves now moves a fraction beta of the way towards v.
+        retrieved = (state @ k.unsqueeze(-1)).squeeze(-1)
+        write = beta.unsqueeze(-1) * (v - retrieved)
+    state = state + write.unsqueeze(-1) @ k.unsqueeze(-2)  # outer product: (d_v, 1) @ (1, d_k)
+    return state, (state @ q.unsqueeze(-1)).squeeze(-1)
+
+
+def recurrent_form(q, k, v, beta=None, alpha=None):
+    """All outputs, one token at a time from a zero state; returns (outputs, final state)."""
+    _check_inputs(q, k, v, beta, alpha)
+    state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
+    outputs = []
+    for t in range(q.shape[-2]):
+        gates = [None if g is None else g[..., t] for g in (beta, alpha)]
+        state, out = recurrent_step(state, q[..., t, :], k[..., t, :], v[..., t, :], *gates)
+        outputs.append(out)
+    return torch.stack(outputs, dim=-2), state
+
+
+def parallel_form(q, k, v, beta=None, alpha=None):
+    """All outputs at once, with no state: the same numbers as recurrent_form.
+
+    Unrolling the recurrence gives S_t = sum_{i<=t} (gamma_t / gamma_i) u_i k_i^T, where
+    gamma_t is the product of alpha up to t (1 without gates) and u_i is what step i writes:
+    v_i for linear attention, beta_i (v_i - alpha_i S_{i-1} k_i) for the delta rule. Then
+    o_t = sum_{i<=t} (gamma_t / gamma_i) (q_t . k_i) u_i, and the u_i solve one triangular
+    linear system, (I + diag(beta) L) U = diag(beta) V with L_ti = (gamma_t / gamma_i)(k_t . k_i)
+    for i < t.
+    """
+    _check_inputs(q, k, v, beta, alpha)
+    num_tokens = q.shape[-2]
+    causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
+    if alpha is None:
+        decay = causal.to(q.dtype)
+    else:
+        log_gamma = torch.log(alpha).cumsum(dim=-1)
+        log_ratio = log_gamma.unsqueeze(-1) - log_gamma.unsqueeze(-2)  # log(gamma_t / gamma_i)
+        decay = torch.exp(log_ratio.masked_fill(~causal, -torch.inf))  # 0 above the diagonal
+    if beta is None:
+        writes = v
+    else:
+        strictly_lower = (k @ k.transpose(-2, -1)) * decay.tril(diagonal=-1)
+        identity = torch.eye(num_tokens, dtype=q.dtype, device=q.device)
+        system = identity + beta.unsqueeze(-1) * strictly_lower
+        writes = torch.linalg.solve_triangular(system, beta.unsqueeze(-1) * v, upper=False,
+                                               unitriangular=True)
+    return ((q @ k.transpose(-2, -1)) * decay) @ writes
+
+
+def elu_feature_map(x):
+    """phi(x) = elu(x) + 1, element-wise: x + 1 for x > 0, e^x otherwise; always positive
+    (in float32, e^x - 1 + 1 rounds to 0 below about x = -17)."""
+    return F.elu(x) + 1
+
+
+def normalized_weights(q, k):
+    """The (..., tokens, tokens) weights of normalised causal linear attention: row t holds
+    phi(q_t) . phi(k_i) divided by its sum over i <= t, and 0 for i > t."""
+    _check_inputs(q, k, None, None, None)
+    num_tokens = q.shape[-2]
+    causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
+    scores = (elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)) * causal
+    return scores / scores.sum(dim=-1, keepdim=True)
+
+
+def normalized_parallel_form(q, k, v):
+    """Katharopoulos et al.'s normalised causal linear attention, all positions at once."""
+    _check_inputs(q, k, v, None, None)
+    return normalized_weights(q, k) @ v
+
+
+def normalized_recurrent_form(q, k, v):
+    """The same numbers one token at a time, from a zero state S (..., d_v, d_k) and a zero
+    normaliser z (..., d_k); returns (outputs, (final state, final normaliser)).
+
+    The numerator S_t phi(q_t) is recurrent_step's linear attention on phi(q), phi(k); z_t adds
+    up phi(k_i), so z_t . phi(q_t) is the sum of the weights before normalising.
+    """
+    _check_inputs(q, k, v, None, None)
+    phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
+    state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
+    normalizer = q.new_zeros(*k.shape[:-2], k.shape[-1])
+    outputs = []
+    for t in range(q.shape[-2]):
+        state, numerator = recurrent_step(state, phi_q[..., t, :], phi_k[..., t, :], v[..., t, :])
+        normalizer = normalizer + phi_k[..., t, :]
+        outputs.append(numerator / (normalizer * phi_q[..., t, :]).sum(dim=-1, keepdim=True))
+    return torch.stack(outputs, dim=-2), (state, normalizer)
+
+
+def kv_cache_costs(cfg, num_keys):
+    """Softmax attention with a KV cache, per layer and sequence, for one new token attending to
+    `num_keys` positions: (numbers the cache holds, FLOPs of the scores and the weighted sum)."""
+    d = cfg["emb_dim"]
+    return 2 * num_keys * d, 2 * 2 * num_keys * d  # a key and a value per position
+
+
+def state_costs(cfg, delta_rule=True):
+    """The recurrent form with gpt.MultiHeadAttention's head layout, per layer and sequence, for
+    one new token: (numbers the state holds, FLOPs of recurrent_step's matrix products).
+
+    Each head keeps a head_dim x head_dim state; a step multiplies it by a vector twice (write,
+    read), the delta rule once more (what the key retrieves). Element-wise work, like the gates,
+    counts nothing, as in FlopCounterMode.
+    """
+    heads, head_dim = cfg["n_heads"], cfg["emb_dim"] // cfg["n_heads"]
+    products = 3 if delta_rule else 2
+    return heads * head_dim * head_dim, products * 2 * heads * head_dim * head_dim

@@ -1,0 +1,172 @@
+"""Train the chapter's GPTModel on a short text, on a CPU, in about a minute; then sample from it.
+
+The batches are drawn on the CPU and sent to the model's device, so the same calls train on a
+GPU once the model is there: `model.to("cuda")`.
+
+    text = load_text()                                  # "The Verdict", hash-checked, offline
+    vocab = Vocab(tokenizer.encode(text))               # only the GPT-2 tokens the text uses
+    train_ids, val_ids = split(vocab.encode(tokenizer.encode(text)))
+    model = gpt.GPTModel({**gpt.GPT_CONFIG_124M, "vocab_size": len(vocab), ...})
+    history = train(model, train_ids, val_ids, steps=400)
+
+Nothing in gpt.py changes: `gpt.GPTModel` is trained as it is, with a small config. The text
+keeps GPT-2's tokenizer; `Vocab` renumbers the few hundred GPT-2 tokens it uses as 0, 1, 2, ...
+so that the embedding and the output head have one row per token that can occur, not 50,257.
+"""
+
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+import gpt
+import gpt_engineering
+
+CORPORA = Path(__file__).resolve().parents[2] / "data" / "corpora"
+THE_VERDICT_SHA256 = "b41e41a68f0398a3154ae69e2e4c0e2694e17fe0d66730536837f1b01935b31f"
+TINY_SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+
+
+def load_text(path=CORPORA / "the-verdict.txt", sha256=THE_VERDICT_SHA256):
+    """The text of `path`, after checking its SHA-256 sum (as the tokenizer's files are)."""
+    return gpt_engineering.read_checked(Path(path), sha256).decode("utf-8")
+
+
+def load_shakespeare():
+    """Tiny Shakespeare (1,115,394 characters), hash-checked: a text long enough that a small
+    model learns what carries over to held-out lines instead of memorising."""
+    return load_text(CORPORA / "tinyshakespeare.txt", TINY_SHAKESPEARE_SHA256)
+
+
+class Vocab:
+    """The GPT-2 token ids a text uses, renumbered 0, 1, 2, ... in the order of the GPT-2 ids."""
+
+    def __init__(self, gpt2_ids):
+        self.gpt2_ids = torch.tensor(sorted(set(gpt2_ids)))
+
+    def __len__(self):
+        return len(self.gpt2_ids)
+
+    def encode(self, gpt2_ids):
+        """GPT-2 ids -> this vocabulary's ids (a ValueError for a token the text never used)."""
+        gpt2_ids = torch.as_tensor(gpt2_ids)
+        ids = torch.searchsorted(self.gpt2_ids, gpt2_ids).clamp(max=len(self) - 1)
+        unknown = gpt2_ids[self.gpt2_ids[ids] != gpt2_ids]
+        if unknown.numel():
+            raise ValueError(f"GPT-2 token ids {unknown.unique().tolist()[:5]} are not in this "
+                             "vocabulary: the training text never uses them")
+        return ids
+
+    def decode(self, ids):
+        """This vocabulary's ids -> GPT-2 ids, ready for tokenizer.decode."""
+        return self.gpt2_ids[torch.as_tensor(ids)]
+
+
+def split(ids, held_out=0.1):
+    """(the first 1 - held_out of the ids for training, the rest held out)."""
+    cut = round(len(ids) * (1 - held_out))
+    return ids[:cut], ids[cut:]
+
+
+def get_batch(data, batch_size, context_length, generator):
+    """Inputs and targets: `batch_size` windows of the ids at random offsets, the targets one
+    token later, so position t of a window is trained to predict token t + 1."""
+    starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
+    x = torch.stack([data[i : i + context_length] for i in starts.tolist()])
+    y = torch.stack([data[i + 1 : i + context_length + 1] for i in starts.tolist()])
+    return x, y
+
+
+def device_of(model):
+    """Where the model's parameters live: the device its inputs must be on."""
+    return next(model.parameters()).device
+
+
+def loss_on(model, x, y):
+    """Mean cross-entropy of the model's next-token predictions over every position (x and y
+    are moved to the model's device first)."""
+    device = device_of(model)
+    logits = model(x.to(device))  # (batch, num_tokens, vocab_size)
+    return F.cross_entropy(logits.flatten(0, 1), y.to(device).flatten())
+
+
+@torch.no_grad()
+def evaluate(model, data, batch_size, context_length, batches=4, seed=0):
+    """Mean loss on the same `batches` batches of `data` every time, in eval mode (no dropout);
+    the model is left in the mode it was in, and no gradient is computed."""
+    was_training = model.training
+    model.eval()
+    generator = torch.Generator().manual_seed(seed)
+    losses = [loss_on(model, *get_batch(data, batch_size, context_length, generator)).item()
+              for _ in range(batches)]
+    model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+def adamw(model, lr, weight_decay=0.1):
+    """AdamW that decays only the 2-D weights (the linear layers' matrices and the embeddings),
+    as nanoGPT does; biases and the norms' scales and shifts are not pulled towards 0."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr)
+
+
+def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=50, seed=123,
+          on_eval=None):
+    """AdamW (`adamw`) on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
+    and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second."""
+    context_length = model.cfg["context_length"]
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = adamw(model, lr)
+    history = {"step": [], "train_loss": [], "val_loss": []}
+    trained_seconds, tokens = 0.0, 0
+    model.train()
+    for step in range(1, steps + 1):
+        start = time.perf_counter()
+        x, y = get_batch(train_ids, batch_size, context_length, generator)
+        loss = loss_on(model, x, y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if loss.device.type == "cuda":  # a GPU works asynchronously: wait before reading the clock
+            torch.cuda.synchronize(loss.device)
+        trained_seconds += time.perf_counter() - start
+        tokens += x.numel()
+        if step % eval_every == 0 or step == steps:
+            history["step"].append(step)
+            history["train_loss"].append(evaluate(model, train_ids, batch_size, context_length))
+            history["val_loss"].append(evaluate(model, val_ids, batch_size, context_length))
+            if on_eval is not None:
+                on_eval(step, model)
+    history["tokens_per_second"] = tokens / trained_seconds
+    return history
+
+
+def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None,
+             generator=None):
+    """generate_text_simple with sampling: temperature 0 is greedy decoding; otherwise the next
+    token is drawn from softmax(logits / temperature), restricted to the `top_k` most likely.
+
+    The ids are moved to the model's device; tokens are drawn on the CPU, with the CPU
+    `generator`, so a seed gives the same draws from the same probabilities on every device."""
+    gpt.check_generation_args(model, idx, max_new_tokens, context_size)
+    if not isinstance(temperature, (int, float)) or temperature < 0:
+        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
+    if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= model.cfg["vocab_size"]):
+        raise ValueError(f"top_k must be None or an int from 1 to the vocabulary size, got {top_k!r}")
+    idx = idx.to(device_of(model))
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])[:, -1, :]
+        if top_k is not None:  # every logit below the k-th largest can never be drawn
+            kth_largest = torch.topk(logits, top_k).values[:, -1:]
+            logits = logits.masked_fill(logits < kth_largest, -torch.inf)
+        if temperature == 0:
+            idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        else:
+            probas = torch.softmax(logits / temperature, dim=-1)
+            idx_next = torch.multinomial(probas.cpu(), 1, generator=generator).to(idx.device)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx

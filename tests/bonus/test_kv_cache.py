@@ -1,0 +1,158 @@
+"""bonus/kv_cache/kv_cache.py and bonus/kv_cache/kv_cache_fast.py: the ids generate_text_simple returns."""
+
+import pytest
+import torch
+
+import gpt
+from bonus.kv_cache import kv_cache
+from bonus.kv_cache.kv_cache_fast import FastGPT, generate_fast, new_cache
+from tests.helpers import BOOK_OUTPUT_IDS, HELLO_IDS, TINY_CONFIG, assert_changes_marked_new
+
+HELLO = HELLO_IDS  # "Hello, I am"
+# How gpt.generate_text_simple continues HELLO with the seed-123 GPT-2 small (gpt.GPTModel):
+# the book's 6 tokens, then 14 more recorded from it.
+HELLO_CONTINUATION = BOOK_OUTPUT_IDS[4:] + [49706, 43231, 47062, 34657, 18631, 49188, 43312,
+                                            45933, 23154, 15983, 10345, 16369, 46214, 22954]
+TWO_PROMPTS = torch.tensor([HELLO, [6109, 3626, 6100, 345]])
+
+
+def readable_generate(model, *args):
+    return kv_cache.generate_text_cached(kv_cache.from_gpt(model), *args)
+
+
+def fast_generate(model, *args):
+    return generate_fast(FastGPT(model), *args)
+
+
+GENERATORS = [readable_generate, fast_generate]
+
+
+def test_fast_gpt2_small_ids_match_simple(gpt2_small):
+    out = generate_fast(FastGPT(gpt2_small), torch.tensor([HELLO]), 20, 1024)
+    assert out[0].tolist() == HELLO + HELLO_CONTINUATION
+
+
+# TINY_CONFIG's context_length is 16; every case generates past the window, for a batch of
+# two. Greedy output of a random model soon falls into a loop, which could hide a wrong
+# slide; prompts that already fill the window make it slide from the first step.
+@pytest.mark.parametrize(
+    "prompt_len, context_size",
+    [
+        (4, 16),  # grows into the full context, then slides
+        (24, 16),  # longer than context_length: cropped, then slides from the first step
+        (12, 7),  # a window shorter than the context, and than the prompt
+        (4, 1),  # every step sees one token, at position 0
+    ],
+)
+def test_ids_match_simple_past_the_window(tiny_model, prompt_len, context_size):
+    idx = TWO_PROMPTS.repeat(1, 6)[:, :prompt_len]
+    expected = gpt.generate_text_simple(tiny_model, idx, 30, context_size)
+    for generate in GENERATORS:
+        assert torch.equal(generate(tiny_model, idx, 30, context_size), expected), generate
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
+    """Prefill 4 tokens, then feed one at a time: the logits of running all 12 at once."""
+    cfg = {**TINY_CONFIG, "qkv_bias": qkv_bias}
+    torch.manual_seed(123)
+    model = gpt.GPTModel(cfg).eval()
+    ids = TWO_PROMPTS.repeat(1, 3)  # 12 tokens
+    readable, fast, cache = kv_cache.from_gpt(model), FastGPT(model), new_cache(cfg, 2, 12)
+    with torch.no_grad():
+        expected = model(ids)[:, 3:]  # the positions that predict tokens 5 to 13
+        readable_steps = [readable(ids[:, :4], use_cache=True)[:, -1]]
+        readable_steps += [readable(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
+        fast_steps = [fast(ids[:, :4], cache)[:, -1]]
+        fast_steps += [fast(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
+    for steps in (readable_steps, fast_steps):
+        assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
+
+
+@pytest.mark.parametrize("name", ["MultiHeadAttention", "TransformerBlock", "GPTModel"])
+def test_readable_class_differs_from_gpt_only_in_lines_marked_new(name):
+    assert_changes_marked_new(getattr(gpt, name), getattr(kv_cache, name))
+
+
+def test_readable_model_without_cache_is_the_chapters_even_in_training(tiny_model):
+    """Dropout and all: the same random numbers give the same logits."""
+    tiny_model.train()
+    readable = kv_cache.from_gpt(tiny_model)
+    assert readable.training
+    torch.manual_seed(1)
+    expected = tiny_model(TWO_PROMPTS)
+    torch.manual_seed(1)
+    assert torch.equal(readable(TWO_PROMPTS), expected)
+
+
+def test_readable_cache_refuses_positions_past_context_length(tiny_model):
+    readable = kv_cache.from_gpt(tiny_model)
+    with torch.no_grad():
+        readable(TWO_PROMPTS.repeat(1, 4), use_cache=True)  # all 16 positions
+        with pytest.raises(ValueError, match="context_length"):
+            readable(TWO_PROMPTS[:, :1], use_cache=True)
+        readable.reset_cache()
+        readable(TWO_PROMPTS[:, :1], use_cache=True)
+
+
+class ThreeDropoutGPT(torch.nn.Module):
+    """Like exercise 4.3's solution: a GPT with a config, but not a gpt.GPTModel."""
+
+    def __init__(self):
+        super().__init__()
+        self.cfg = dict(TINY_CONFIG)
+
+
+@pytest.mark.parametrize("convert", [kv_cache.from_gpt, FastGPT])
+def test_converters_refuse_other_models(convert):
+    with pytest.raises(TypeError, match="expected a gpt.GPTModel, got ThreeDropoutGPT"):
+        convert(ThreeDropoutGPT())
+
+
+def test_generators_refuse_unconverted_models(tiny_model):
+    """Converting on every call would copy the weights every time: say how to convert once."""
+    idx = torch.tensor([HELLO])
+    with pytest.raises(TypeError, match=r"from_gpt\(model\)"):
+        kv_cache.generate_text_cached(tiny_model, idx, 2, 16)
+    with pytest.raises(TypeError, match=r"FastGPT\(model\)"):
+        generate_fast(tiny_model, idx, 2, 16)
+
+
+def test_fast_conversion_leaves_the_model_untouched(tiny_model):
+    before = {k: v.clone() for k, v in tiny_model.state_dict().items()}
+    generate_fast(FastGPT(tiny_model), TWO_PROMPTS, 3, 16)
+    after = tiny_model.state_dict()
+    assert all(torch.equal(before[k], after[k]) and after[k].is_contiguous() for k in before)
+
+
+@pytest.mark.parametrize(
+    "idx, max_new_tokens, context_size",
+    [
+        (torch.tensor([HELLO]), 2.0, 16),  # max_new_tokens not an int
+        (torch.tensor([HELLO]), -1, 16),
+        (torch.tensor([HELLO]), 2, 0),  # context_size not positive
+        (torch.tensor([HELLO]), 2, 4.0),
+        (HELLO, 2, 16),  # not a tensor
+        (torch.tensor(HELLO), 2, 16),  # no batch dimension
+        (torch.tensor([[1, 2, 50257]]), 2, 16),  # outside the vocabulary
+        (torch.tensor([[-1, 2]]), 2, 16),
+        (torch.tensor([HELLO * 5]), 2, 20),  # prompt longer than context_length (16)
+    ],
+)
+def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_size):
+    """Each cached generator refuses what generate_text_simple refuses, with the same type."""
+    with pytest.raises((TypeError, ValueError)) as simple:
+        gpt.generate_text_simple(tiny_model, idx, max_new_tokens, context_size)
+    for generate in GENERATORS:
+        with pytest.raises(simple.type):
+            generate(tiny_model, idx, max_new_tokens, context_size)
+
+
+def test_window_longer_than_context_length_errors(tiny_model):
+    idx = torch.tensor([HELLO])
+    with pytest.raises(ValueError, match=r"17 tokens, but the model's context_length is 16"):
+        gpt.generate_text_simple(tiny_model, idx, 20, 100)  # fails after 13 new tokens
+    with pytest.raises(ValueError, match="context_length"):
+        readable_generate(tiny_model, idx, 20, 100)  # the same, when the cache is full
+    with pytest.raises(ValueError, match="context_length is 16"):
+        fast_generate(tiny_model, idx, 20, 100)  # fails before generating anything

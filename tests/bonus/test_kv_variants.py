@@ -1,0 +1,288 @@
+"""bonus/kv_cache_variants/gqa.py, bonus/kv_cache_variants/mla.py, bonus/kv_cache_variants/swa.py: each reduces to the chapter's attention, caches
+what its formula says, and generates the ids of uncached generation; bonus/kv_cache_variants/benchmark_variants.py
+fails when one of those checks fails."""
+
+import pytest
+import torch
+
+import gpt
+from bonus.kv_cache import kv_cache
+from bonus.kv_cache_variants import benchmark_variants, gqa, mla, swa
+from bonus.kv_cache_variants.kv_variants import cache_bytes, copy_weights, repeated
+from tests.helpers import TINY_CONFIG, assert_changes_marked_new
+
+# TINY_CONFIG with a small vocabulary: the output head dominates a tiny model's time.
+CFG = {**TINY_CONFIG, "vocab_size": 500}
+PROMPTS = torch.tensor([[154, 11, 314, 71], [109, 362, 400, 345]])  # a batch of two
+HEADS = CFG["n_heads"]
+WINDOW, LATENT = 5, 8
+
+
+def mla_as_mha(model):
+    """mla_model(latent_dim=emb_dim) holding `model`'s weights, with the identity as W_kv_down."""
+    emb_dim = model.cfg["emb_dim"]
+    identity = {f"trf_blocks.{i}.att.W_kv_down.weight": torch.eye(emb_dim)
+                for i in range(model.cfg["n_layers"])}
+    variant = mla.mla_model(model.cfg, emb_dim)
+    variant.load_state_dict({**model.state_dict(), **identity})
+    return variant.train(model.training)
+
+
+# name -> (build the model from a config, its predicted cache bytes for (cfg, tokens, batch))
+VARIANTS = {
+    "MHA (kv_cache.py)": (lambda cfg: kv_cache.GPTModel(cfg),
+                          lambda cfg, n, b: gqa.kv_cache_bytes(cfg, HEADS, n, b)),
+    "GQA": (lambda cfg: gqa.gqa_model(cfg, 2), lambda cfg, n, b: gqa.kv_cache_bytes(cfg, 2, n, b)),
+    "MQA": (lambda cfg: gqa.gqa_model(cfg, 1), lambda cfg, n, b: gqa.kv_cache_bytes(cfg, 1, n, b)),
+    "MLA": (lambda cfg: mla.mla_model(cfg, LATENT),
+            lambda cfg, n, b: mla.kv_cache_bytes(cfg, LATENT, n, b)),
+    "MLA absorbed": (lambda cfg: mla.absorbed_model(mla.mla_model(cfg, LATENT).eval()),
+                     lambda cfg, n, b: mla.kv_cache_bytes(cfg, LATENT, n, b)),
+    "SWA": (lambda cfg: swa.swa_model(cfg, WINDOW),
+            lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, batch_size=b)),
+    "SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, local_per_global=1),
+                lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, batch_size=b)),
+    "GQA + SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, 1, n_kv_groups=1),
+                      lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, 1, batch_size=b)),
+}
+
+
+def variant_model(name, cfg=CFG):
+    torch.manual_seed(123)
+    return VARIANTS[name][0](cfg).eval()
+
+
+@pytest.mark.parametrize("cls", [gqa.GroupedQueryAttention, mla.MultiHeadLatentAttention,
+                                 mla.AbsorbedLatentAttention, swa.SlidingWindowAttention])
+def test_variant_differs_from_chapter_only_in_lines_marked_new(cls):
+    assert_changes_marked_new(gpt.MultiHeadAttention, cls)
+
+
+# ---- each variant that contains the chapter's attention equals it on the same weights ----
+
+def same_logits_in_training(model, variant):
+    """Dropout and all: the same random numbers give the same logits."""
+    model.train()
+    variant.train()
+    torch.manual_seed(1)
+    expected = model(PROMPTS.repeat(1, 4))
+    torch.manual_seed(1)
+    return torch.equal(variant(PROMPTS.repeat(1, 4)), expected)
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_gqa_with_a_group_per_head_is_mha(qkv_bias):
+    torch.manual_seed(123)
+    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
+    assert same_logits_in_training(model, copy_weights(model, gqa.gqa_model(model.cfg, HEADS)))
+
+
+def test_repeated_is_repeat_interleave_and_a_view_for_one_head_per_group():
+    kv_heads = torch.randn(2, 3, 5, 4).transpose(2, 3)  # not contiguous, like a transposed key
+    assert torch.equal(repeated(kv_heads, 4), kv_heads.repeat_interleave(4, dim=1))
+    same = repeated(kv_heads, 1)
+    assert same.data_ptr() == kv_heads.data_ptr() and same.stride() == kv_heads.stride()
+
+
+def test_a_group_per_head_gives_the_chapters_logits_bit_for_bit_at_every_length():
+    """A copy of the keys (repeat_interleave does one) changes the rounding at some lengths."""
+    torch.manual_seed(123)
+    model = gpt.GPTModel(CFG).eval()
+    variants = [copy_weights(model, gqa.gqa_model(CFG, HEADS)).eval(),
+                copy_weights(model, swa.swa_model(CFG, CFG["context_length"])).eval()]
+    with torch.no_grad():
+        for length in range(1, CFG["context_length"] + 1):
+            ids = PROMPTS.repeat(1, 4)[:, :length]
+            assert all(torch.equal(variant(ids), model(ids)) for variant in variants), length
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_sliding_window_as_long_as_the_text_is_causal_attention(qkv_bias):
+    torch.manual_seed(123)
+    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
+    window = CFG["context_length"]  # the text fills the context
+    assert same_logits_in_training(model, copy_weights(model, swa.swa_model(model.cfg, window)))
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_grouped_sliding_window_as_long_as_the_text_is_gqa(qkv_bias):
+    torch.manual_seed(123)
+    grouped = gqa.gqa_model({**CFG, "qkv_bias": qkv_bias}, 2)
+    window = CFG["context_length"]
+    variant = swa.swa_model(grouped.cfg, window, local_per_global=1, n_kv_groups=2)
+    assert same_logits_in_training(grouped, copy_weights(grouped, variant))
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_mla_with_identity_down_projection_is_mha(qkv_bias):
+    torch.manual_seed(123)
+    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
+    assert same_logits_in_training(model, mla_as_mha(model))
+
+
+def test_gqa_shares_each_kv_head_with_consecutive_query_heads():
+    """GQA is MHA whose query heads 2g and 2g + 1 have kv head g's key and value weights."""
+    torch.manual_seed(123)
+    grouped = gqa.gqa_model(CFG, 2).eval()
+    model = gpt.GPTModel(CFG).eval()
+    state = grouped.state_dict()
+    for name in state:
+        if ".W_key." in name or ".W_value." in name:  # (2 kv heads * head_dim, ...) -> per head
+            by_head = state[name].view(2, -1, *state[name].shape[1:])
+            state[name] = by_head.repeat_interleave(HEADS // 2, dim=0).flatten(0, 1)
+    model.load_state_dict(state)
+    with torch.no_grad():
+        assert (grouped(PROMPTS) - model(PROMPTS)).abs().max() < 1e-6
+
+
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_absorbed_mla_computes_what_mla_computes(qkv_bias):
+    torch.manual_seed(123)
+    plain = mla.mla_model({**CFG, "qkv_bias": qkv_bias}, LATENT).eval()
+    with torch.no_grad():  # real biases, not the zeros nn.Linear may start with
+        for param in plain.parameters():
+            param.add_(0.1 * torch.randn_like(param))
+        absorbed = mla.absorbed_model(plain)
+        assert (absorbed(PROMPTS) - plain(PROMPTS)).abs().max() < 1e-5
+    assert not any(isinstance(m, mla.MultiHeadLatentAttention) for m in absorbed.modules())
+    assert all(isinstance(b.att, mla.MultiHeadLatentAttention) for b in plain.trf_blocks)
+
+
+def test_sliding_window_sees_exactly_window_positions():
+    torch.manual_seed(123)
+    model = swa.swa_model({**CFG, "n_layers": 1}, WINDOW).eval()
+    ids = PROMPTS.repeat(1, 3)[:1]  # 12 tokens
+
+    def last_logits_with_token_changed(back):  # the token `back` positions before the last
+        changed = ids.clone()
+        changed[0, -1 - back] = 42
+        with torch.no_grad():
+            return model(changed)[0, -1]
+
+    with torch.no_grad():
+        last = model(ids)[0, -1]
+    assert (last_logits_with_token_changed(WINDOW - 1) - last).abs().max() > 1e-4  # seen
+    assert torch.equal(last_logits_with_token_changed(WINDOW), last)  # outside the window
+
+
+def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
+    model = swa.swa_model({**CFG, "n_layers": 12}, WINDOW, local_per_global=5, n_kv_groups=2)
+    kinds = ["L" if isinstance(b.att, swa.SlidingWindowAttention) else "G" for b in model.trf_blocks]
+    assert "".join(kinds) == "LLLLLG" * 2
+    assert all(type(b.att) is gqa.GroupedQueryAttention for b in model.trf_blocks[5::6])
+    assert {b.att.num_kv_groups for b in model.trf_blocks} == {2}
+
+
+# ---- with a cache: the same logits and ids as without, and the predicted bytes ----
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_each_cached_step_gives_the_full_forward_logits(name):
+    model = variant_model(name)
+    ids = PROMPTS.repeat(1, 3)  # 12 tokens: more than the window
+    with torch.no_grad():
+        expected = model(ids)[:, 3:]
+        steps = [model(ids[:, :4], use_cache=True)[:, -1]]
+        steps += [model(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
+    assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+@pytest.mark.parametrize(
+    "prompt_len, context_size",
+    [
+        (4, 16),  # grows into the full context, then slides
+        (24, 16),  # longer than context_length: cropped, then slides from the first step
+        (12, 7),  # a window shorter than the context, and than the prompt
+    ],
+)
+def test_cached_generation_gives_the_ids_of_uncached(name, prompt_len, context_size):
+    """A batch of two, generating past the window (context_length is 16)."""
+    model = variant_model(name)
+    idx = PROMPTS.repeat(1, 6)[:, :prompt_len]
+    expected = gpt.generate_text_simple(model, idx, 20, context_size)
+    assert torch.equal(kv_cache.generate_text_cached(model, idx, 20, context_size), expected)
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_cache_holds_the_predicted_bytes_at_every_step(name):
+    model, predicted = variant_model(name), VARIANTS[name][1]
+    ids = PROMPTS.repeat(1, 4)  # 16 tokens: the whole context
+    held = []
+    with torch.no_grad():
+        model(ids[:, :3], use_cache=True)
+        held.append(cache_bytes(model) == predicted(CFG, 3, 2))
+        for t in range(3, 16):
+            model(ids[:, t : t + 1], use_cache=True)
+            held.append(cache_bytes(model) == predicted(CFG, t + 1, 2))
+    assert all(held)
+
+
+def test_formulas_at_gpt2_small_width():
+    """Per token, float32: the reductions the notebook quotes."""
+    cfg = gpt.GPT_CONFIG_124M
+    mha = gqa.kv_cache_bytes(cfg, 12, 1)
+    assert mha == 73_728  # 2 * 12 * 768 * 4
+    assert gqa.kv_cache_bytes(cfg, 3, 1) * 4 == mha
+    assert gqa.kv_cache_bytes(cfg, 1, 1) * 12 == mha
+    assert mla.kv_cache_bytes(cfg, 256, 1) * 6 == mha
+    assert swa.kv_cache_bytes(cfg, 128, 1000) == 127 * mha  # window - 1 positions kept
+    assert swa.kv_cache_bytes(cfg, 128, 1000, 5) == (10 * 127 + 2 * 1000) * mha // 12
+    assert swa.kv_cache_bytes(cfg, 128, 1000, 5, n_kv_groups=3) == (10 * 127 + 2 * 1000) * mha // 48
+
+
+# ---- clear errors ----
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda: gqa.gqa_model(CFG, 3), ValueError, "divisible by num_kv_groups"),
+    (lambda: gqa.gqa_model(CFG, 0), ValueError, "num_kv_groups must be positive"),
+    (lambda: gqa.gqa_model(CFG, 2.0), TypeError, "num_kv_groups must be an int"),
+    (lambda: gqa.gqa_model(CFG, True), TypeError, "num_kv_groups must be an int"),
+    (lambda: mla.mla_model(CFG, 0), ValueError, "latent_dim must be positive"),
+    (lambda: mla.mla_model(CFG, "8"), TypeError, "latent_dim must be an int"),
+    (lambda: swa.swa_model(CFG, 0), ValueError, "window must be positive"),
+    (lambda: swa.swa_model(CFG, 4.5), TypeError, "window must be an int"),
+    (lambda: swa.swa_model(CFG, 4, 0), ValueError, "local_per_global must be positive"),
+    (lambda: swa.swa_model(CFG, 4, n_kv_groups=3), ValueError, "divisible by num_kv_groups"),
+    (lambda: mla.absorb(kv_cache.MultiHeadAttention(8, 8, 4, 0.0, 2)), TypeError,
+     "expected a MultiHeadLatentAttention, got MultiHeadAttention"),
+    (lambda: copy_weights(gpt.GPTModel(CFG), mla.mla_model(CFG, 8)), ValueError,
+     "parameter names differ"),
+    (lambda: copy_weights(gpt.GPTModel(CFG), gqa.gqa_model(CFG, 2)), ValueError,
+     "W_key.weight: shape"),
+])
+def test_bad_arguments_raise_clear_errors(build, error, message):
+    with pytest.raises(error, match=message):
+        build()
+
+
+# Counting FLOPs imports torch._dynamo (seconds, once per process): on the worker that already
+# imported it with transformers.
+@pytest.mark.xdist_group("transformers")
+def test_benchmark_quick_prints_every_variant_and_passes_its_checks(capsys):
+    assert benchmark_variants.main(["--quick", "--steps", "1"]) == 0
+    out = capsys.readouterr().out
+    for name in benchmark_variants.variants(benchmark_variants.QUICK_CONFIG):
+        assert name in out
+    assert "ms/token" in out and "weights MB" in out
+    assert out.count(": True") == 3 and "fails" not in out
+
+
+def keep_all(tensor, count):  # a window's cache that never forgets
+    return tensor
+
+
+def keep_one_too_few(tensor, count, keep_last=swa.keep_last):  # drops a position still seen
+    return keep_last(tensor, count - 1)
+
+
+@pytest.mark.xdist_group("transformers")
+@pytest.mark.parametrize("bug, failed_check", [
+    (keep_all, "cache bytes equal the formula: False"),
+    (keep_one_too_few, "a cached step gives the full forward's logits: False"),
+])
+def test_benchmark_fails_when_a_window_keeps_the_wrong_positions(monkeypatch, capsys, bug,
+                                                                   failed_check):
+    monkeypatch.setattr(swa, "keep_last", bug)
+    assert benchmark_variants.main(["--quick", "--steps", "1"]) == 1
+    out = capsys.readouterr().out
+    assert failed_check in out and "(fails: SWA, window 4, SWA 4, 5 local" in out

@@ -1,0 +1,260 @@
+"""bonus/moe/moe.py: the mixture-of-experts layer reduces to the chapter's FeedForward, routes each
+token to its most probable experts with gates the router learns from, runs only the chosen
+experts, and builds a GPTModel that generates."""
+
+import pytest
+import torch
+
+import gpt
+from bonus.flops.flops import counted_breakdown, counted_flops
+from bonus.moe import moe
+from tests.helpers import TINY_CONFIG, assert_changes_marked_new
+
+D = TINY_CONFIG["emb_dim"]
+
+
+def moe_config(n_experts=4, top_k=2, shared_expert=False, **other_keys):
+    return {**TINY_CONFIG, **other_keys, "n_experts": n_experts, "top_k": top_k,
+            "shared_expert": shared_expert}
+
+
+@pytest.mark.parametrize("variant", [moe.ExpertFeedForward, moe.MoEFeedForward])
+def test_moe_classes_differ_from_feedforward_only_in_lines_marked_new(variant):
+    assert_changes_marked_new(gpt.FeedForward, variant)
+
+
+def test_an_expert_of_the_default_width_is_the_chapters_feedforward():
+    torch.manual_seed(123)
+    feed_forward = gpt.FeedForward(TINY_CONFIG)
+    expert = moe.ExpertFeedForward(TINY_CONFIG, moe.expert_hidden_dim(moe_config()))
+    expert.load_state_dict(feed_forward.state_dict())  # strict: the same names and shapes
+    x = torch.randn(2, 5, D)
+    assert torch.equal(expert(x), feed_forward(x))
+
+
+def test_one_expert_top_1_is_the_chapters_feedforward():
+    torch.manual_seed(123)
+    feed_forward = gpt.FeedForward(TINY_CONFIG)
+    layer = moe.MoEFeedForward(moe_config(n_experts=1, top_k=1))
+    layer.experts[0].load_state_dict(feed_forward.state_dict())
+    x = torch.randn(2, 5, D)
+    assert torch.equal(layer(x), feed_forward(x))
+
+
+@pytest.mark.parametrize("n_experts, top_k, shared_expert, hidden",
+                         [(4, 1, False, None), (4, 2, False, None), (4, 2, True, None),
+                          (3, 3, False, None), (8, 2, True, 2 * D)])
+def test_sparse_computation_equals_dense_reference(n_experts, top_k, shared_expert, hidden):
+    torch.manual_seed(123)
+    width = {} if hidden is None else {"expert_hidden_dim": hidden}
+    layer = moe.MoEFeedForward(moe_config(n_experts, top_k, shared_expert, **width))
+    x = torch.randn(2, 9, D)
+    with torch.no_grad():
+        assert torch.allclose(layer(x), moe.dense_reference(layer, x), atol=1e-6)
+
+
+def test_each_token_gets_top_k_distinct_experts():
+    torch.manual_seed(123)
+    layer = moe.MoEFeedForward(moe_config(n_experts=5, top_k=3))
+    gates, chosen = layer.route(torch.randn(2, 6, D))
+    assert gates.shape == chosen.shape == (2, 6, 3)
+    assert all(len(set(row)) == 3 for row in chosen.reshape(-1, 3).tolist())
+
+
+# Router scores chosen by hand, one row per token: token j's input is the j-th basis vector, so
+# the router's weight column j is token j's scores. Best experts: 1, 3 | 0, 3 | 3, 2.
+SCORES = torch.tensor([[0.5, 2.0, -1.0, 1.0],
+                       [3.0, -2.0, 0.0, 0.2],
+                       [-1.0, 0.1, 1.5, 2.5]])
+BEST = [[1, 3], [0, 3], [3, 2]]  # each token's experts, highest score first
+
+
+def routing_mistakes(layer_class, top_k):
+    """What layer_class gets wrong on tokens with the known SCORES: the experts it chooses, their
+    gates (each chosen expert's softmax probability over ALL scores) or the output."""
+    torch.manual_seed(123)
+    layer = layer_class(moe_config(n_experts=4, top_k=top_k))
+    with torch.no_grad():
+        layer.router.weight.zero_()
+        layer.router.weight[:, :len(SCORES)] = SCORES.T
+        x = torch.eye(D)[:len(SCORES)].unsqueeze(0)  # (1, 3 tokens, D)
+        gates, chosen = layer.route(x)
+        best = [row[:top_k] for row in BEST]
+        expected_gates = torch.stack([torch.softmax(s, dim=-1)[b] for s, b in zip(SCORES, best)])
+        expected_out = torch.stack([
+            sum(g * layer.experts[i](token) for g, i in zip(token_gates, token_best))
+            for token, token_gates, token_best in zip(x[0], expected_gates, best)])
+        out = layer(x)[0]
+    mistakes = []
+    if chosen[0].tolist() != best:
+        mistakes.append(f"chose experts {chosen[0].tolist()}, expected {best}")
+    if not torch.allclose(gates[0], expected_gates, atol=1e-6):
+        mistakes.append(f"gates {gates[0].tolist()}, expected {expected_gates.tolist()}")
+    if not torch.allclose(out, expected_out, atol=1e-6):
+        mistakes.append("output is not the gate-weighted sum of the chosen experts' outputs")
+    return mistakes
+
+
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_router_chooses_the_highest_scores_gated_by_their_softmax_over_all_experts(top_k):
+    assert routing_mistakes(moe.MoEFeedForward, top_k) == []
+
+
+class LowestScores(moe.MoEFeedForward):
+    def route(self, x):  # a plausible mistake: topk's largest=False
+        gates, chosen = torch.topk(torch.softmax(self.router(x), dim=-1), self.top_k, largest=False)
+        return gates, chosen
+
+
+class UniformGates(moe.MoEFeedForward):
+    def route(self, x):  # a plausible mistake: the chosen experts weighted alike
+        _, chosen = super().route(x)
+        return torch.full(chosen.shape, 1 / self.top_k), chosen
+
+
+class SoftmaxOverChosen(moe.MoEFeedForward):
+    def route(self, x):  # the earlier gate: a softmax over the chosen scores only (1 at top-1)
+        top_scores, chosen = torch.topk(self.router(x), self.top_k, dim=-1)
+        return torch.softmax(top_scores, dim=-1), chosen
+
+
+@pytest.mark.parametrize("wrong_router", [LowestScores, UniformGates, SoftmaxOverChosen])
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_the_routing_check_catches_wrong_routers(wrong_router, top_k):
+    assert routing_mistakes(wrong_router, top_k)
+
+
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_the_router_gets_a_gradient_even_at_top_1(top_k):
+    """A gate of exactly 1 (a softmax over the chosen score alone) would give it none."""
+    torch.manual_seed(123)
+    layer = moe.MoEFeedForward(moe_config(n_experts=4, top_k=top_k))
+    layer(torch.randn(2, 6, D)).pow(2).mean().backward()
+    assert layer.router.weight.grad.norm() > 1e-4
+
+
+def test_gates_are_the_softmax_over_all_experts():
+    """With every expert chosen, the gates are the whole softmax: they add up to 1."""
+    torch.manual_seed(123)
+    layer = moe.MoEFeedForward(moe_config(n_experts=4, top_k=4))
+    x = torch.randn(2, 6, D)
+    gates, chosen = layer.route(x)
+    probs = torch.softmax(layer.router(x), dim=-1)
+    assert torch.equal(gates, probs.gather(-1, chosen))
+    assert torch.allclose(gates.sum(dim=-1), torch.ones(2, 6))
+
+
+def test_moe_model_with_one_expert_is_the_chapters_model():
+    """gpt.GPTModel's weights in a one-expert MoE model: the same logits and generated ids."""
+    torch.manual_seed(123)
+    model = gpt.GPTModel(TINY_CONFIG).eval()
+    moe_model = moe.moe_gpt_model(moe_config(n_experts=1, top_k=1)).eval()
+    state = {key.replace(".ff.layers.", ".ff.experts.0.layers."): value
+             for key, value in model.state_dict().items()}
+    missing, unexpected = moe_model.load_state_dict(state, strict=False)
+    assert all(key.endswith("ff.router.weight") for key in missing) and not unexpected
+    idx = torch.tensor([[15496, 11, 314, 716]])
+    with torch.no_grad():
+        assert torch.equal(moe_model(idx), model(idx))
+    assert torch.equal(gpt.generate_text_simple(moe_model, idx, 6, 16),
+                       gpt.generate_text_simple(model, idx, 6, 16))
+
+
+def test_moe_model_runs_forward_and_generates():
+    torch.manual_seed(123)
+    model = moe.moe_gpt_model(moe_config(n_experts=4, top_k=2, shared_expert=True)).eval()
+    idx = torch.tensor([[15496, 11, 314, 716]])
+    out = gpt.generate_text_simple(model, idx, 20, TINY_CONFIG["context_length"])
+    assert out.shape == (1, 24) and torch.equal(out[:, :4], idx)
+    assert all(isinstance(block.ff, moe.MoEFeedForward) for block in model.trf_blocks)
+
+
+def test_routes_record_every_layer_and_token():
+    torch.manual_seed(123)
+    model = moe.moe_gpt_model(moe_config(n_experts=4, top_k=2)).eval()
+    idx = torch.randint(0, TINY_CONFIG["vocab_size"], (3, 8))
+    found = moe.routes(model, idx)
+    assert len(found) == TINY_CONFIG["n_layers"]
+    for gates, chosen in found:
+        assert gates.shape == chosen.shape == (3, 8, 2)
+    assert not any(m._forward_hooks for m in model.modules())  # the hooks are gone again
+
+
+@pytest.mark.parametrize("n_experts, top_k, shared_expert, hidden",
+                         [(4, 1, False, 4 * D), (4, 2, True, 4 * D), (8, 4, True, D)])
+def test_counted_flops_are_top_k_experts_per_token(n_experts, top_k, shared_expert, hidden):
+    """Only the chosen experts run: the count matches the formula whatever the routing."""
+    cfg = moe_config(n_experts, top_k, shared_expert, expert_hidden_dim=hidden)
+    torch.manual_seed(123)
+    model = moe.moe_gpt_model(cfg).eval()
+    in_idx = torch.randint(0, cfg["vocab_size"], (2, 16))
+    derived = moe.moe_flops_breakdown(cfg, 16)
+    assert counted_breakdown(model, in_idx) == {part: 2 * n for part, n in derived.items()}
+
+
+def test_experts_of_width_4d_over_k_cost_what_the_chapters_feedforward_costs():
+    """The compute-matched design: counted FLOPs exceed the dense model's by the router only."""
+    cfg = moe_config(n_experts=8, top_k=2, expert_hidden_dim=4 * D // 2)
+    torch.manual_seed(123)
+    model, dense = moe.moe_gpt_model(cfg).eval(), gpt.GPTModel(TINY_CONFIG).eval()
+    in_idx = torch.randint(0, cfg["vocab_size"], (2, 16))
+    router = cfg["n_layers"] * 2 * (2 * 16) * D * cfg["n_experts"]
+    assert counted_flops(model, in_idx) == counted_flops(dense, in_idx) + router
+
+
+def test_parameter_counts_match_the_built_models():
+    for cfg in (moe_config(4, 2, False), moe_config(4, 1, True),
+                moe_config(8, 2, True, expert_hidden_dim=2 * D)):
+        torch.manual_seed(123)
+        model = moe.moe_gpt_model(cfg)
+        counts = moe.moe_parameter_counts(cfg)
+        expert = sum(p.numel() for p in model.trf_blocks[0].ff.experts[0].parameters())
+        unchosen = cfg["n_layers"] * (cfg["n_experts"] - cfg["top_k"]) * expert
+        assert counts["total"] == sum(p.numel() for p in model.parameters())
+        assert counts["active"] == counts["total"] - unchosen
+    cfg = {**gpt.GPT_CONFIG_124M, "n_experts": 8, "top_k": 2, "shared_expert": False}
+    with torch.device("meta"):
+        gpt2_small_moe = moe.moe_gpt_model(cfg)
+    assert moe.moe_parameter_counts(cfg)["total"] == sum(
+        p.numel() for p in gpt2_small_moe.parameters())
+
+
+def test_mixtral_counts_are_the_published_figures():
+    counts = moe.mixtral_parameter_counts()
+    assert round(counts["total"] / 1e9, 1) == 46.7
+    assert round(counts["active"] / 1e9, 1) == 12.9
+
+
+@pytest.mark.xdist_group("transformers")
+def test_mixtral_total_matches_hugging_faces_model():
+    from transformers import MixtralConfig, MixtralForCausalLM  # slow: imported here only
+
+    with torch.device("meta"):
+        model = MixtralForCausalLM(MixtralConfig(**moe.MIXTRAL_8X7B))
+    total = sum(p.numel() for p in model.parameters())
+    assert total == moe.mixtral_parameter_counts()["total"]
+
+
+@pytest.mark.parametrize(
+    "changes, error",
+    [
+        ({"n_experts": 2.0}, TypeError),
+        ({"n_experts": 0}, ValueError),
+        ({"top_k": True}, TypeError),
+        ({"top_k": 5}, ValueError),
+        ({"top_k": 0}, ValueError),
+        ({"shared_expert": 1}, TypeError),
+        ({"expert_hidden_dim": 64.0}, TypeError),
+        ({"expert_hidden_dim": 0}, ValueError),
+    ],
+)
+def test_bad_moe_config_gets_a_clear_error(changes, error):
+    with pytest.raises(error):
+        moe.MoEFeedForward({**moe_config(), **changes})
+
+
+def test_missing_moe_key_gets_a_clear_error():
+    with pytest.raises(ValueError, match="top_k"):
+        moe.moe_gpt_model({**TINY_CONFIG, "n_experts": 4, "shared_expert": False})
+    with pytest.raises(TypeError):
+        moe.moe_parameter_counts([4, 2])

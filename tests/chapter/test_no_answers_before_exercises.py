@@ -1,0 +1,88 @@
+"""No chapter or appendix notebook gives away an exercise's answer before the box that poses it.
+
+The notebooks are read in order (01 to 08), prose, code and outputs alike. A box is a markdown
+cell that starts with "> **Exercise 4.N"; everything before 4.N's box must be free of 4.N's
+answers, written in any of the ways a notebook would print them.
+"""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
+
+# The exercises' answers (the solutions notebooks print them): 4.1's per-block counts (and their 12-block totals,
+# which give them away by a division), 4.2's totals, tied counts and float32 MB.
+COUNTS = {
+    "4.1": [4_722_432, 2_360_064, 56_669_184, 28_320_768],
+    "4.2": [406_212_608, 354_749_440, 838_220_800, 773_891_840, 1_637_792_000, 1_557_380_800],
+}
+MEGABYTES = {"4.2": [1549.58, 3197.56, 6247.68]}
+# 4.1's counts as shares of GPT-2 small's 163,009,536 parameters (attention, feed-forward): a
+# table of shares answers "how do the two compare" as surely as the counts do.
+SHARES = {"4.1": [28_320_768 / 163_009_536, 56_669_184 / 163_009_536]}
+
+
+def spellings(exercise):
+    """Every way a notebook might write the exercise's answers."""
+    for n in COUNTS[exercise]:
+        yield from (str(n), f"{n:,}", f"{n:_}", f"{n / 1e6:.2f}M", f"{n / 1e6:.1f} million")
+    for share in SHARES.get(exercise, []):
+        yield from (f"{share:.1%}", f"{share:.2%}", f"{100 * share:.1f} %", f"{100 * share:.2f} %")
+    for mb in MEGABYTES.get(exercise, []):
+        yield from (f"{mb:.2f}", f"{mb:,.2f}", f"{mb:,.0f} MB", f"{mb:.0f} MB", f"{mb / 1024:.2f} GB")
+
+
+def cell_text(cell):
+    text = cell.source
+    for output in cell.get("outputs", []):
+        text += output.get("text", "") + output.get("data", {}).get("text/plain", "")
+    return text
+
+
+def text_before_box(exercise):
+    """(all prose, code and outputs before the box, the notebook holding the box)."""
+    seen = []
+    for path in NOTEBOOKS:
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown" and cell.source.startswith(f"> **Exercise {exercise}"):
+                return "\n".join(seen), path.name
+            seen.append(cell_text(cell))
+    return "\n".join(seen), None
+
+
+@pytest.mark.parametrize("exercise", ["4.1", "4.2", "4.3"])
+def test_each_exercise_is_posed_where_the_book_poses_it(exercise):
+    where = {"4.1": "06_gpt_model.ipynb", "4.2": "06_gpt_model.ipynb",
+             "4.3": "07_generating_text.ipynb"}
+    assert text_before_box(exercise)[1] == where[exercise]
+
+
+@pytest.mark.parametrize("exercise", ["4.1", "4.2"])
+def test_no_answer_before_the_box(exercise):
+    text, _ = text_before_box(exercise)
+    leaks = [answer for answer in spellings(exercise) if answer in text]
+    assert not leaks, f"exercise {exercise}'s answer appears before its box: {leaks}"
+
+
+
+def outside_the_answer_section(path):
+    """A notebook's text, leaving out its one section headed "## After exercises ..."."""
+    kept, inside = [], False
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            inside = cell.source.startswith("## After exercises")
+        if not inside:
+            kept.append(cell_text(cell))
+    return "\n".join(kept)
+
+
+@pytest.mark.parametrize("exercise", ["4.1", "4.2"])
+def test_the_posing_notebook_answers_only_in_its_section_after_the_exercises(exercise):
+    """A learner reads 06 to the end before opening the exercise notebooks: its answers (a
+    'Predict, then run' table of shares included) sit only under the heading that warns them."""
+    path = NOTEBOOKS[[p.name for p in NOTEBOOKS].index(text_before_box(exercise)[1])]
+    text = outside_the_answer_section(path)
+    leaks = [answer for answer in spellings(exercise) if answer in text]
+    assert not leaks, f"{path.name} answers exercise {exercise} outside 'After exercises': {leaks}"

@@ -7,7 +7,6 @@ for the command line.
 
 import argparse
 import codecs
-import math
 import sys
 import time
 
@@ -50,7 +49,9 @@ class GELU(nn.Module):
     """GELU activation, in the tanh approximation that GPT-2 was trained with."""
 
     def forward(self, x):
-        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+        return 0.5 * x * (1 + torch.tanh(
+            torch.sqrt(torch.tensor(2.0 / torch.pi)) * (x + 0.044715 * torch.pow(x, 3))
+        ))
 
 
 class FeedForward(nn.Module):

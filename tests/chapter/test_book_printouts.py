@@ -130,19 +130,16 @@ def differences(book_text, our_text):
     our_lines = [(skeleton(line), NUMBER.findall(line)) for line in our_text.splitlines()]
     found, last = set(), -1
     for line in book_lines:
-        tokens = NUMBER.findall(line)
-
-        def rank(i, tokens=tokens, shape=skeleton(line)):
-            agreeing = sum(map(agree, tokens, our_lines[i][1]))
-            return agreeing, our_lines[i][0] == shape, i > last, -i
-
-        candidates = [i for i, (_, numbers) in enumerate(our_lines) if len(numbers) == len(tokens)]
-        best = max(candidates, key=rank, default=None)
-        if best is None or rank(best)[:2] == (0, False):
+        tokens, shape = NUMBER.findall(line), skeleton(line)
+        # Rank our lines of as many numbers: most agreeing numbers, then the same text around
+        # them, then the first line after the one paired last.
+        ranked = sorted((-sum(map(agree, tokens, numbers)), ours != shape, i <= last, i)
+                        for i, (ours, numbers) in enumerate(our_lines) if len(numbers) == len(tokens))
+        if not ranked or ranked[0][:2] == (0, True):  # nothing agrees, no line looks the same
             found |= {(token, None) for token in tokens}
             continue
-        last = best
-        found |= {(b, o) for b, o in zip(tokens, our_lines[best][1]) if not agree(b, o)}
+        last = ranked[0][-1]
+        found |= {(b, o) for b, o in zip(tokens, our_lines[last][1]) if not agree(b, o)}
     return found
 
 

@@ -880,3 +880,167 @@ MODEL_CASES = [
     ("positions wrap after 8", _models(lambda: GPTWrappedPositions(SMALL), 0)),
     ("the same model", _models(lambda: gpt.GPTModel(SMALL))),
 ]
+
+
+# ---- round 3: code that passed though wrong, or got a message that sends the learner astray -----
+
+
+class AttentionBiasFalse(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=False)  # qkv_bias ignored
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+
+
+class AttentionMaskAttribute(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        del self.mask
+        self.mask = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), 1)
+
+
+def generate_overwrites_prompt(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
+        idx.data = torch.cat((idx, idx_next), dim=1)  # the caller's tensor grows
+    return idx
+
+
+class GPTModuleListStale(gpt.GPTModel):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.trf_blocks = nn.ModuleList(gpt.TransformerBlock(cfg) for _ in range(cfg["n_layers"]))
+
+    def forward(self, in_idx):
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(in_idx.shape[1]))
+        x = self.drop_emb(x)
+        for block in self.trf_blocks:
+            h = block(x)  # each block gets the embeddings, not the previous block's output
+        return self.out_head(self.final_norm(h))
+
+
+class AttentionMaskTooSmall(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.register_buffer("mask", causal(16, 1))  # a fixed size, smaller than the context
+
+
+def generate_batch_of_one(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = logits.argmax().view(1, 1)  # one id: right only for a batch of one
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+class LayerNormSubInPlace(gpt.LayerNorm):
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale * x.sub_(mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class GELUMulInPlace(nn.Module):
+    def forward(self, x):
+        return x.mul_(0.5 * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))))
+
+
+class BlockAddsInPlace(gpt.TransformerBlock):
+    def forward(self, x):
+        x += self.drop_shortcut(self.att(self.norm1(x)))  # the caller's x changes
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+class AttentionDropoutFixedRate(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.dropout = nn.Dropout(0.1)  # the rate passed in is ignored
+
+
+def generate_samples_unseeded(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        probas = torch.softmax(model(idx[:, -context_size:])[:, -1, :], dim=-1)
+        idx = torch.cat((idx, torch.multinomial(probas, 1)), dim=1)
+    return idx
+
+
+class LayerNormPlainTensors(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        del self.scale, self.shift
+        self.scale, self.shift = torch.ones(emb_dim), torch.zeros(emb_dim)
+
+
+class LayerNormEps1e12(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.eps = 1e-12
+
+
+class BlockNoNorm1Raises(gpt.TransformerBlock):
+    def forward(self, x):
+        x = x + self.drop_shortcut(self.att(x))  # norm1 forgotten
+        b, t, d = x.shape
+        x = x.view(b, 24, d)  # the context length written in: shorter inputs fail here
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+def generate_no_crop(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx)  # the whole idx, however long it grows
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+AttentionScaleDIn = attention(weights=lambda self, s: torch.softmax(
+    s / self.W_query.in_features**0.5, dim=-1))
+AttentionStridedHeads = attention(split=lambda self, y, b, t: y.view(
+    b, t, self.head_dim, self.num_heads).permute(0, 3, 1, 2))
+AttentionSoftmaxBatch = attention(weights=lambda self, s: torch.softmax(
+    s / self.head_dim**0.5, dim=0))
+AttentionScaledAfterSoftmax = attention(  # and the diagonal masked: query 0 has no key left
+    masked=lambda self, s, t: s.masked_fill(causal(t, 0), -torch.inf),
+    weights=lambda self, s: torch.softmax(s, dim=-1) / self.head_dim**0.5)
+
+
+def block_stale_shortcut(self, x):
+    shortcut = x
+    x = self.drop_shortcut(self.att(self.norm1(x))) + shortcut
+    x = self.drop_shortcut(self.ff(self.norm2(x))) + shortcut  # shortcut not updated
+    return x
+
+
+_named("LayerNorm", LayerNormSubInPlace, LayerNormPlainTensors, LayerNormEps1e12)
+_named("GELU", GELUMulInPlace)
+_named("TransformerBlock", BlockAddsInPlace, BlockNoNorm1Raises)
+_named("MultiHeadAttention", AttentionBiasFalse, AttentionMaskAttribute, AttentionMaskTooSmall,
+       AttentionDropoutFixedRate)
+_named("GPTModel", GPTModuleListStale)
+_named("generate_text_simple", generate_overwrites_prompt, generate_batch_of_one,
+       generate_samples_unseeded, generate_no_crop)
+
+CASES += [
+    ("qkv_bias ignored", AttentionBiasFalse, None),
+    ("mask as a plain attribute", AttentionMaskAttribute, None),
+    ("generate overwrites the prompt", generate_overwrites_prompt, None),
+    ("ModuleList of blocks, stale input", GPTModuleListStale, None),
+    ("mask smaller than the context", AttentionMaskTooSmall, None),
+    ("generate right for a batch of one", generate_batch_of_one, None),
+    ("x.sub_ in a layer norm", LayerNormSubInPlace, None),
+    ("x.mul_ in a GELU", GELUMulInPlace, None),
+    ("x += in a block", BlockAddsInPlace, None),
+    ("dropout rate written in", AttentionDropoutFixedRate, None),
+    ("generate samples, unseeded", generate_samples_unseeded, None),
+    ("scale and shift plain tensors", LayerNormPlainTensors, None),
+    ("eps 1e-12", LayerNormEps1e12, None),
+    ("block raises after a wiring mistake", BlockNoNorm1Raises, None),
+    ("generate does not crop", generate_no_crop, None),
+    ("scores scaled by d_in", AttentionScaleDIn, None),
+    ("heads taken with a stride", AttentionStridedHeads, None),
+    ("softmax over the batch", AttentionSoftmaxBatch, None),
+    ("scaled after the softmax, diagonal masked", AttentionScaledAfterSoftmax, None),
+    ("stale second shortcut", block(block_stale_shortcut), None),
+]

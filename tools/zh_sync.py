@@ -48,16 +48,14 @@ HEADER = {"Project-Id-Version": "llm-ch4", "Report-Msgid-Bugs-To": "", "Last-Tra
 SWITCH_ID = "zh-language-switch"
 SWITCH_SOURCE = """\
 # 练习的检查和提示用中文显示（改成 "en" 则显示英文）
-from exercises import checks
+import checker
 
-checks.set_language("zh")"""
-IMPORTS_CHECKS = re.compile(r"^(?:from exercises\.(?:checks|components) import|import "
-                            r"exercises\.(?:checks|components)|from exercises import (?:checks|"
-                            r"components))", re.MULTILINE)
+checker.set_language("zh")"""
+IMPORTS_CHECKS = re.compile(r"^(?:from checker(?:\.\w+)? import|import checker)", re.MULTILINE)
 # Calls whose output is in the language: the exercises' checks and hints, the component checker.
 FEEDBACK = re.compile(
     r"\b(?:(?:check|review|hint)_\d+_\d+|(?:check|review)_component|(?:compare|review)_models)\b")
-CHECKERS = ("checks.py", "components.py", "feedback.py", "messages.py", "planted.py")  # the feedback
+CHECKER = Path("checker")  # the checks' code and texts: the feedback the notebooks show
 
 # The parts of a markdown text that a translation must carry over unchanged.
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -321,8 +319,7 @@ class Course:
         """What a re-executed notebook's outputs depend on: code, English outputs, checker."""
         code = [c.source for c in zh_notebook.cells if c.cell_type == "code"]
         outputs = [shown(c) for c in en_notebook.cells if c.cell_type == "code"]
-        checks = [(self.root / "exercises" / name).read_text() for name in CHECKERS
-                  if (self.root / "exercises" / name).is_file()]
+        checks = [path.read_text() for path in sorted((self.root / CHECKER).glob("*.py"))]
         return hashlib.sha256(json.dumps([code, outputs, checks]).encode()).hexdigest()
 
     def build(self, en_file, catalog, old):

@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import gpt
-from exercises.planted import COMPONENTS
+from checker.planted import COMPONENTS
 
 # ---- LayerNorm ---------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The component checker (exercises/components.py): planted mistakes, rewrites, odd inputs.
+"""The component checker (checker/components.py): planted mistakes, rewrites, odd inputs.
 
 Every mistake below is written the way a learner would write it, as a class or function of its
 own (most copy the chapter's code with one line changed); the checker must give it its
@@ -12,12 +12,19 @@ import pytest
 import torch
 import torch.nn as nn
 
+import checker
 import gpt
-from exercises import checks, components, planted
-from exercises import feedback as texts
-from exercises.components import check_component, compare_models
-from exercises.messages import MESSAGES
-from exercises.planted import COMPONENTS, DIAGNOSES, NOTES
+from checker import (
+    check_component,
+    compare_models,
+    components,
+    diagnosing,
+    planted,
+    review_component,
+    review_models,
+)
+from checker.feedback import MESSAGES
+from checker.planted import COMPONENTS, DIAGNOSES, NOTES
 from tests.checker.learner import (
     PLANTED,
     SMALL,
@@ -85,8 +92,6 @@ from tests.checker.learner import (
     stub_generate,
     with_parts,
 )
-
-review_component, review_models = components.review_component, components.review_models
 
 
 def test_every_diagnosis_is_planted_here():
@@ -245,10 +250,10 @@ def test_check_component_prints_in_the_chosen_language(capsys):
     compare_models(gpt.GPTModel(SMALL), gpt.GPTModel(SMALL))
     english = capsys.readouterr().out
     try:
-        checks.set_language("zh")
+        checker.set_language("zh")
         check_component(layer_norm(ln_unbiased))
     finally:
-        checks.set_language("en")
+        checker.set_language("en")
     chinese = capsys.readouterr().out
     assert english.startswith("Not quite:") and "Same function" in english
     assert chinese.startswith("还不对") and "unbiased=False" in chinese
@@ -340,7 +345,8 @@ def test_behaviour_that_several_mistakes_produce_lists_them(monkeypatch):
     mistakes = dict(COMPONENTS["GELU"].mistakes, gelu_twin=COMPONENTS["GELU"].mistakes["gelu_relu"])
     monkeypatch.setitem(COMPONENTS, "GELU", COMPONENTS["GELU"]._replace(mistakes=mistakes))
     monkeypatch.setitem(MESSAGES["en"], "gelu_twin", "{where}: a twin")
-    monkeypatch.setattr(components, "DIAGNOSES", DIAGNOSES | {"gelu_twin"})
+    for module in (components, diagnosing):
+        monkeypatch.setattr(module, "DIAGNOSES", DIAGNOSES | {"gelu_twin"})
     feedback = review_component(gelu(torch.relu))
     assert feedback.codes == ("gelu_relu", "gelu_twin")
     assert feedback.text.startswith("Not quite:\n  - GELU behaves like 2 mistakes at once")
@@ -350,14 +356,14 @@ def test_an_unexpected_failure_in_the_check_is_one_sentence(monkeypatch):
     def broken(*args):
         raise RuntimeError("internal")
 
-    monkeypatch.setattr(components, "_align", broken)
+    monkeypatch.setattr(components, "align", broken)
     assert review_component(gpt.LayerNorm).codes == ("could_not_check",)
     assert review_models(gpt.GPTModel(SMALL), gpt.GPTModel(SMALL)).codes == ("could_not_check",)
 
 
 def test_every_message_of_the_checker_is_used_by_it():
     """Each code of the table appears in the checker's source, or is a diagnosis or a sites_ text."""
-    source = "".join(Path(m.__file__).read_text() for m in (components, checks, planted, texts))
+    source = "".join(p.read_text() for p in Path(checker.__file__).parent.glob("*.py"))
     used = {c for c in MESSAGES["en"] if f'"{c}"' in source or c in DIAGNOSES
             or c.startswith(("sites_", "correct_", "hint_4_", "not_attempted_4_"))}
     assert set(MESSAGES["en"]) - used == set()
@@ -449,11 +455,11 @@ def test_a_missing_parameter_gets_no_generic_line():
 
 def test_chinese_lists_and_locations_use_chinese_punctuation():
     try:
-        checks.set_language("zh")
+        checker.set_language("zh")
         shared = review_component(GPTRepeatedBlock).text
         inside = review_component(with_parts("GPTModel", LayerNorm=layer_norm(ln_unbiased))).text
     finally:
-        checks.set_language("en")
+        checker.set_language("en")
     assert "trf_blocks.0、trf_blocks.1 是同一个模块对象" in shared
     assert "trf_blocks.0.norm1（LayerNorm）：" in inside
 
@@ -463,9 +469,9 @@ def test_the_mistakes_default_behaviour_is_the_chapter_s(kind):
     spec = COMPONENTS[kind]
     base = {m.func for m in spec.mistakes.values() if isinstance(m, functools.partial)}
     torch.manual_seed(0)
-    module = gpt.GPTModel(components.CONFIG).eval() if spec.build is None else spec.build(
-        spec.reference, components.CONFIG).eval()
-    for args in spec.inputs(components.CONFIG):
+    module = gpt.GPTModel(planted.CONFIG).eval() if spec.build is None else spec.build(
+        spec.reference, planted.CONFIG).eval()
+    for args in spec.inputs(planted.CONFIG):
         expected = spec.reference(module, *args) if spec.build is None else module(*args)
         assert all(torch.allclose(f(module, *args), expected) for f in base)
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from exercises import checks
-from exercises.components import review_component, review_models
+import checker
+from checker import exercises, review_component, review_models
 from tests.checker import learner, test_checks
 
 STORED = Path(__file__).with_name("verdicts.json")
@@ -24,11 +24,11 @@ LANGUAGES = ("en", "zh")
 
 
 def _exercise_cases():
-    exercises = [("4.1", checks.review_4_1, test_checks.CASES_4_1, lambda args: args),
-                 ("4.2", checks.review_4_2, test_checks.CASES_4_2, lambda make: make()),
-                 ("4.3", checks.review_4_3, test_checks.CASES_4_3, lambda make: (make(),))]
+    tables = [("4.1", exercises.review_4_1, test_checks.CASES_4_1, lambda args: args),
+              ("4.2", exercises.review_4_2, test_checks.CASES_4_2, lambda make: make()),
+              ("4.3", exercises.review_4_3, test_checks.CASES_4_3, lambda make: (make(),))]
     return {f"exercise {number} {name}": (lambda r=review, a=arguments, x=made: r(*a(x)))
-            for number, review, cases, arguments in exercises for name, made, _ in cases}
+            for number, review, cases, arguments in tables for name, made, _ in cases}
 
 
 CASES = {
@@ -44,12 +44,12 @@ def verdict(case):
     found = {}
     try:
         for language in LANGUAGES:
-            checks.set_language(language)
+            checker.set_language(language)
             feedback = CASES[case]()
             found.update(passed=feedback.passed, codes=" ".join(feedback.codes))
             found[language] = feedback.text.split("\n")
     finally:
-        checks.set_language("en")
+        checker.set_language("en")
     return found
 
 

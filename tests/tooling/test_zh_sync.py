@@ -172,12 +172,13 @@ def repo(tmp_path):
     write_notebook(tmp_path / "exercises" / "exercise_4_1.ipynb", [
         new_markdown_cell("# Exercise 4.1\n\nCount the parameters.", id="ex-title"),
         new_code_cell("# Colab only: the setup cell\nimport os", id="setup"),
-        new_code_cell("from exercises.checks import check_4_1", id="imports"),
+        new_code_cell("from checker.exercises import check_4_1", id="imports"),
         code_cell(STUB, "your count: None\n", "stub"),
         code_cell("print(3 * 3)", "9\n", "mul"),
         code_cell("check_4_1(None)", "Not attempted yet\n", "feedback"),
     ])
-    (tmp_path / "exercises" / "checks.py").write_text("def check_4_1(answer): ...\n")
+    (tmp_path / "checker").mkdir()
+    (tmp_path / "checker" / "exercises.py").write_text("def check_4_1(answer): ...\n")
     (tmp_path / "GLOSSARY.zh.md").write_text(
         "# Glossary\n\n## Glossary\n\n| English | 中文 | note |\n|---|---|---|\n"
         "| token / token ID | 词元 / 词元 ID | not 令牌 |\n| gibberish | 毫无意义的文本 | |\n")

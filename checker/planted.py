@@ -1,9 +1,9 @@
-"""The chapter's components as the component checker (exercises/components.py) sees them: how to
-build each one, which inputs to feed it, and the mistakes to plant into it.
+"""The chapter's components as the component checker (checker/components.py) sees them: one
+record each, with how to build it, which inputs to feed it, and the mistakes to plant into it.
 
 A mistake is a mutant of the chapter's code: `layer_norm(m, x)` computes what gpt.LayerNorm
 does, and `layer_norm(m, x, unbiased=True)` the same with one known mistake. A learner's module
-whose outputs equal a mutant's on every input gets that mistake's message (exercises/messages.py).
+whose outputs equal a mutant's on every input gets that mistake's message (checker/messages.py).
 """
 
 import functools
@@ -149,7 +149,11 @@ class Component(NamedTuple):
     build: object  # build(cls, cfg) -> module (None for a function)
     inputs: object  # inputs(cfg) -> [args, ...]
     mistakes: dict  # {diagnosis code: mutant(reference module, *args)}
-    dropout: bool  # whether the chapter's version applies dropout in training mode
+    dropout: bool = False  # whether the chapter's version applies dropout in training mode
+    alone: bool = False  # checked alone too, on inputs of its own, when inside a larger module
+    pairs: bool = False  # tried for two of its mistakes at once
+    length: str = None  # the diagnosis when right on every input it runs, raising on the others
+    notes: tuple = ()  # diagnoses that are no bug: the check passes with a note
 
 
 COMPONENTS = {
@@ -160,19 +164,19 @@ COMPONENTS = {
                   ln_no_eps={"eps": "none"}, ln_no_sqrt={"root": False},
                   ln_no_centering={"center": False}, ln_wrong_axis={"dim": -2},
                   ln_no_affine={"affine": False}),
-        False),
+        alone=True, pairs=True),
     "GELU": Component(
         gpt.GELU, "GELU()", lambda cls, cfg: cls(), _vector_inputs,
         {"gelu_erf": lambda m, x: F.gelu(x), "gelu_relu": lambda m, x: F.relu(x),
          "gelu_constant": lambda m, x: gelu_tanh(x, constant=2 / math.pi),
          "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0)},
-        False),
+        alone=True, notes=("gelu_erf",)),
     "FeedForward": Component(
         gpt.FeedForward, "FeedForward(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
         {"ff_relu": functools.partial(_feed_forward, activation=F.relu),
          "gelu_erf": functools.partial(_feed_forward, activation=F.gelu),
          "ff_no_activation": functools.partial(_feed_forward, activation=lambda x: x)},
-        False),
+        alone=True, notes=("gelu_erf",)),
     "MultiHeadAttention": Component(
         gpt.MultiHeadAttention,
         "MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)",
@@ -187,33 +191,30 @@ COMPONENTS = {
                   scale_no_sqrt={"scale": "no_sqrt"}, softmax_wrong_axis={"softmax_dim": -2},
                   softmax_heads_axis={"softmax_dim": 1}, split_no_transpose={"split": "view"},
                   merge_no_transpose={"merge": "view"}, no_out_proj={"out_proj": False}),
-        True),
+        dropout=True, alone=True, pairs=True, length="mask_not_cut"),
     "TransformerBlock": Component(
         gpt.TransformerBlock, "TransformerBlock(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
         _mistakes(_block, post_ln={"order": "post"}, shortcut_after_norm={"order": "after_norm"},
                   no_att_shortcut={"att_shortcut": 0}, no_ff_shortcut={"ff_shortcut": 0},
                   doubled_att_shortcut={"att_shortcut": 2},
                   doubled_ff_shortcut={"ff_shortcut": 2}, one_norm={"second_norm": "norm1"}),
-        True),
+        dropout=True, pairs=True),
     "GPTModel": Component(
         gpt.GPTModel, "GPTModel(cfg)", lambda cls, cfg: cls(cfg), token_inputs,
         _mistakes(_gpt, no_final_norm={"final_norm": False}, pos_from_ids={"positions": "ids"},
                   no_positions={"positions": "none"}, tied_head={"head": "tok_emb"},
                   softmax_output={"softmax": True}),
-        True),
+        dropout=True),
     "generate_text_simple": Component(
         gpt.generate_text_simple, "generate_text_simple(model, idx, max_new_tokens, context_size)",
         None, _generation_inputs,
         _mistakes(_generate, crop_first={"crop": "first"},
                   first_position={"position": 0}, argmax_wrong_axis={"axis": 0}),
-        False),
+        length="no_crop"),
 }
 
-# Found by a rule rather than a mutant: another eps, and a mask that only fits the full context.
-DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
-    "ln_eps_value", "mask_not_cut", "no_crop"}
-PARTS = ("LayerNorm", "GELU", "FeedForward", "MultiHeadAttention")  # checked alone in a model
-NOTES = {"gelu_erf"}  # a diagnosis that is no bug: the check passes with a note
-PAIRS = ("LayerNorm", "MultiHeadAttention", "TransformerBlock")  # tried for two mistakes at once
-# Right on every input it runs, raising on the others: the one length a version cannot take.
-LENGTH = {"MultiHeadAttention": "mask_not_cut", "generate_text_simple": "no_crop"}
+# Found by a rule rather than a mutant: another eps (tried as a mutant made to measure), and the
+# one length a version cannot take.
+DIAGNOSES = {code for spec in COMPONENTS.values() for code in [*spec.mistakes, spec.length]
+             if code} | {"ln_eps_value"}
+NOTES = {code for spec in COMPONENTS.values() for code in spec.notes}

@@ -5,7 +5,7 @@ naming as a diagnosis code with the wrong value it produces. `_exercise` turns i
 `check_4_N` (prints the feedback), `review_4_N` (returns it as `Feedback(passed, text, codes)`)
 and `hint_4_N` (a nudge, more specific when called again). An untouched starter gets "not
 attempted yet"; feedback never shows an expected figure, and no answer makes a check raise. The
-texts live in exercises/messages.py, one table per language (`set_language`). Expected values
+texts live in checker/messages.py (English; `checker.set_language` picks another). Expected values
 come from gpt.py and a copy of GPT_CONFIG_124M taken at import, which a later change cannot move.
 """
 
@@ -20,14 +20,13 @@ import torch
 import torch.nn as nn
 
 import gpt
-from exercises.feedback import (
+from checker.feedback import (
     Feedback,
     messages,
     names,
     numbered,
     render,
     say,
-    set_language,  # noqa: F401 (checks.set_language, as notebooks call it)
 )
 
 BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it

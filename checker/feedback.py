@@ -1,12 +1,15 @@
-"""The feedback both checkers give: one Feedback, one way to say a message, one renderer.
+"""What the checks find and how they say it: Finding, Feedback, the language of the texts.
 
-The texts live in exercises/messages.py, one table per language; `set_language` picks the table.
+The English texts are in checker/messages.py; the Chinese ones in checker/messages_zh.py, made
+by tools/zh_sync.py from the catalog locale/zh/checker/messages.po. `set_language` picks one.
 """
 
 from typing import NamedTuple
 
-from exercises.messages import MESSAGES
+from checker.messages import ENGLISH
+from checker.messages_zh import CHINESE
 
+MESSAGES = {"en": ENGLISH, "zh": CHINESE}
 _language = "en"
 
 
@@ -39,10 +42,39 @@ def numbered(header, texts):
     return [header] + [say("numbered", i=i, text=text) for i, text in enumerate(texts, 1)]
 
 
+class Finding(NamedTuple):
+    """One line of feedback: its message code, the message's parameters, and its kind:
+    "problem" (what is wrong, for sure), "place" (where the outputs first differ), "probe" (what
+    a look there shows), "diagnosis" (a known mistake that gives the same outputs), "note"."""
+
+    code: str
+    params: dict
+    kind: str = "problem"
+
+    def text(self):
+        return say(self.code, **self.params)
+
+
+def problem(code, **params):
+    return Finding(code, params)
+
+
+def place(code, **params):
+    return Finding(code, params, "place")
+
+
+def probe(code, **params):
+    return Finding(code, params, "probe")
+
+
+def diagnosis(code, **params):
+    return Finding(code, params, "diagnosis")
+
+
 class Feedback(NamedTuple):
     passed: bool
     text: str
-    codes: tuple  # the diagnosis codes behind the text, in order
+    codes: tuple  # the message codes behind the text, in order
 
 
 def render(lines, codes, success, notes=()):

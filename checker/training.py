@@ -1,0 +1,122 @@
+"""Gradients and training mode, checked once the outputs in eval mode agree."""
+
+import collections
+import math
+from unittest import mock
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from checker.feedback import names, problem, say
+from checker.locating import trace
+from checker.planted import COMPONENTS, SEED
+from checker.running import run, same, seeded, tolerance
+
+
+def _gradients_of(module, params, args):
+    """[the input's gradient] + [each parameter's] after one backward pass of a fixed loss; all
+    None when no tensor comes out or no gradient reaches it."""
+    saved = [p.grad for p in params]
+    x = [a.detach().clone().requires_grad_(a.is_floating_point()) for a in args]
+    try:
+        out = run(module, x, grad=True)
+        g = torch.Generator().manual_seed(SEED)
+        (out * torch.randn(out.shape, generator=g)).sum().backward()
+        return [x[0].grad] + [p.grad for p in params]
+    except Exception:  # no tensor, or one that no gradient reaches
+        return [None] * (len(params) + 1)
+    finally:
+        for p, s in zip(params, saved):
+            p.grad = s
+
+
+def gradients(reference, yours, pairs, args):
+    """Findings for the parameters (and the input) whose gradient, after one backward pass of
+    the same loss, is missing or differs from the chapter's: .data, .detach(), torch.no_grad()."""
+    pairs = [pair for pair in pairs if pair.yours.is_leaf]  # not the rows of a fused projection
+    book = [say("the_input")] + [pair.book_name for pair in pairs]
+    yours = _gradients_of(yours, [pair.yours for pair in pairs], args)
+    chapter = _gradients_of(reference, [pair.reference for pair in pairs], args)
+    none, differ = [], []
+    for name, y, r in zip(book, yours, chapter):
+        if r is None:
+            continue
+        if y is None:
+            none.append(name)
+        elif not (y - r).abs().max() <= 1e-3 * r.abs().max() + 1e-6:  # NaN: differs
+            differ.append(name)
+    found = []
+    if none:
+        found.append(problem("no_gradient", names=names(none)))
+    if differ:
+        found.append(problem("gradient_differs", names=names(differ)))
+    return found
+
+
+def _same_drops(reference, yours, inputs):
+    """Whether yours drops the same values as the chapter's at the same rates, however it
+    splits them into calls (a loop over heads): F.dropout (which nn.Dropout calls) keeps the
+    values above a threshold taken from the chapter's own dropout inputs, whatever the order."""
+    seen = {}
+
+    def record(x, p=0.5, training=True, inplace=False):
+        seen.setdefault(p if training else 0, []).append(x.detach().flatten())
+        return x
+
+    def drop(x, p=0.5, training=True, inplace=False):
+        return x * (x > cut.get(p, math.inf)) / (1 - p) if training and p else x
+
+    with mock.patch.object(F, "dropout", record):
+        for args in inputs:
+            run(reference, args)
+    values = {p: torch.cat(v).double().unique() for p, v in seen.items() if p}
+    cut = {p: (v[len(v) // 2 - 1: len(v) // 2 + 1].mean().item()) for p, v in values.items()}
+    with mock.patch.object(F, "dropout", drop):
+        return all(same(run(yours, a), run(reference, a), tolerance(a)) for a in inputs)
+
+
+def _dropout_calls(model, args):
+    """The names of the nn.Dropout modules with p > 0 that one training-mode call runs."""
+    found = []
+    for name, _, _ in trace(model, args):
+        module = model.get_submodule(name)
+        if isinstance(module, nn.Dropout) and module.p:
+            found.append(name)
+    return found
+
+
+def training(kind, reference, yours, inputs):
+    """Findings for training mode, once eval mode agrees.
+
+    With one seed the outputs match where dropout draws its random numbers as the chapter's does;
+    else the same values must be dropped at the same rates (see _same_drops).
+    """
+    reference.train(), yours.train()
+    try:
+        reference_outs = [seeded(reference, args) for args in inputs]
+        your_outs = [seeded(yours, args) for args in inputs]
+        if all(same(y, r) for y, r in zip(your_outs, reference_outs)):
+            return []
+        if _same_drops(reference, yours, inputs):
+            return []
+        at = {"where": kind}
+        your_drops = _dropout_calls(yours, inputs[0])
+        if not COMPONENTS[kind].dropout:  # a dropout of its own, or something else
+            return [problem("dropout_extra" if your_drops else "training_differs", **at)]
+        reference_drops = _dropout_calls(reference, inputs[0])
+        extra = [n for n in your_drops if n not in reference_drops]
+        counts = collections.Counter(reference_drops) - collections.Counter(your_drops)
+        missing = list(counts.elements())
+        if extra:
+            return [problem("dropout_extra_at", **at, names=names(extra))]
+        if all(same(seeded(yours, args, SEED + 1), y) for args, y in zip(inputs, your_outs)):
+            return [problem("no_dropout", **at)]
+        if missing:
+            return [problem("no_dropout_at", **at, names=names(missing))]
+        with mock.patch.object(F, "dropout", lambda x, *args, **kwargs: x):  # every rate 0
+            if all(same(run(yours, a), run(reference, a)) for a in inputs):
+                return [problem("dropout_elsewhere", **at, sites=say(f"sites_{kind}"))]
+        return [problem("training_differs", **at)]
+    finally:
+        reference.train(False), yours.train(False)

@@ -65,7 +65,8 @@ def _prepare(spec, reference, yours, cfg=CONFIG):
 
 def _unaligned(problems):
     """Weights the check could not copy make any comparison of outputs meaningless."""
-    return any(p.code not in ("missing_param", "initial_value", "initial_mask") for p in problems)
+    comparable = ("missing_param", "initial_value", "initial_mask", "not_buffer")
+    return any(p.code not in comparable for p in problems)
 
 
 def _renamed(renamed):
@@ -85,7 +86,7 @@ def _exact_gelu(module):
     return module
 
 
-def _compare(kind, reference_module, module, inputs, pairs, with_training=True):
+def _compare(kind, reference_module, module, inputs, pairs):
     """Eval-mode outputs, then one backward pass, then training mode."""
     findings = diagnose(kind, reference_module.eval(), module.eval(), inputs)
     if not findings:
@@ -93,7 +94,7 @@ def _compare(kind, reference_module, module, inputs, pairs, with_training=True):
     if findings or COMPONENTS[kind].build is None:
         return findings
     findings = gradients(reference_module, module, pairs, inputs[0])
-    if findings or not with_training:
+    if findings:
         return findings
     return training(kind, reference_module, module, inputs)
 
@@ -109,7 +110,26 @@ def _review_class(kind, spec, reference, yours, exact=False):
         return problems, _renamed(renamed)
     if exact:
         reference_module = _exact_gelu(reference_module)
-    return problems + _compare(kind, reference_module, module, inputs, pairs), _renamed(renamed)
+    findings = problems + _compare(kind, reference_module, module, inputs, pairs)
+    if not findings and spec.qkv_bias:
+        findings = _with_qkv_bias(kind, spec, reference, yours, exact)
+    return findings, _renamed(renamed)
+
+
+def _with_qkv_bias(kind, spec, reference, yours, exact):
+    """Findings for yours built with qkv_bias=True, as chapter 5 builds GPT-2 to load its weights:
+    W_query, W_key and W_value get biases, and the outputs still agree."""
+    cfg = {**CONFIG, "qkv_bias": True}
+    reference_module, module, problems, _ = _prepare(spec, reference, yours, cfg)
+    missing = [p.params["name"] for p in problems if p.code == "missing_param"]
+    if missing:
+        return [problem("qkv_bias_ignored", names=names(missing))]
+    if module is None or _unaligned(problems):
+        return [problem("with_qkv_bias")] + problems
+    if exact:
+        reference_module = _exact_gelu(reference_module)
+    found = diagnose(kind, reference_module.eval(), module.eval(), spec.inputs(cfg))
+    return [problem("with_qkv_bias")] + found if found else []
 
 
 def _review_function(spec, yours):
@@ -199,7 +219,7 @@ def review_models(yours, reference):
     kind = type(reference).__name__
     if kind not in COMPONENTS:
         return _single("unknown_reference", name=kind, names=names(COMPONENTS))
-    was_training = reference.training
+    was_training, notes = reference.training, []
     try:
         device = next(reference.parameters(), torch.empty(0)).device
         yours = copy.deepcopy(yours).to(device)  # your model keeps its own weights
@@ -208,15 +228,22 @@ def review_models(yours, reference):
         inputs = [tuple(a.to(device) for a in args) for args in inputs_for(kind, reference)]
         run(yours.eval(), inputs[0])
         findings = []
-        if not _unaligned(problems):
-            findings = _compare(kind, reference, yours, inputs, pairs, with_training=False)
+        with torch.random.fork_rng(devices=[]):  # training mode draws: the caller's RNG stays
+            if not _unaligned(problems):
+                findings = _compare(kind, reference, yours, inputs, pairs)
+            if {f.code for f in findings} & DIAGNOSES == NOTES:  # the exact GELU: no bug
+                exact = _exact_gelu(copy.deepcopy(reference))
+                findings = _compare(kind, exact, yours, inputs, pairs)
+                notes = [problem("gelu_erf")]
     except NotAttempted:
         return _single("not_attempted_component")
     except Exception as err:  # a last resort, as in review_component
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
     finally:
         reference.train(was_training)
-    return _render(problems + findings, _renamed(renamed), say("same_models", reference=kind))
+    feedback = _render(problems + findings, _renamed(renamed) + notes,
+                       say("same_models", reference=kind))
+    return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes))
 
 
 def compare_models(yours, reference):

@@ -11,9 +11,20 @@ import torch.nn as nn
 
 from checker import planted
 from checker.feedback import diagnosis, names, probe, problem, say
-from checker.locating import enclosing, locate
+from checker.locating import enclosing, first_to_change_its_input, locate
 from checker.planted import COMPONENTS, CONFIG, DIAGNOSES
-from checker.running import Raised, gap, join, number, run, same, shape, tolerance
+from checker.running import (
+    Raised,
+    changes_input,
+    dropout_rates,
+    gap,
+    join,
+    number,
+    run,
+    same,
+    shape,
+    tolerance,
+)
 
 MODEL_TOKENS = 64  # compare_models tries up to 64 tokens: GPT-2 sized models stay quick
 
@@ -53,13 +64,20 @@ def match(kind, reference, yours, inputs, at, model=None, your_outs=None):
     """The known mistakes (one, else two at once) whose mutant gives your outputs."""
     your_outs = your_outs or _outputs(yours, inputs, model)
 
-    def fits(mutant):
-        return all(same(y, run(mutant, (reference, *a)), tolerance(a))
-                   for y, a in zip(your_outs, inputs))
+    def fits(mutant):  # the same outputs, and an error where yours raises one
+        for y, args in zip(your_outs, inputs):
+            out = run(mutant, (reference, *args))
+            if not (isinstance(y, Raised) and isinstance(out, Raised) or
+                    same(y, out, tolerance(args))):
+                return False
+        return True
 
     mistakes = _mistakes_for(kind, reference, yours)
     single = [diagnosis(code, where=at, **params) for code, (mutant, params) in mistakes.items()
               if fits(mutant)]
+    measured = [f for f in single if f.code == "ln_eps_value"]
+    if measured:  # yours with its own eps: the one explanation (a tiny eps also fits ln_no_eps)
+        return measured
     if single or not COMPONENTS[kind].pairs:
         return single
     for (a, (mutant_a, params_a)), (b, (mutant_b, params_b)) in itertools.combinations(
@@ -126,6 +144,10 @@ def look(kind, reference, yours, inputs, at, model=None):
         start = inputs[i][0].shape[1]
         return [probe("probe_ids", **about, step=col - start + 1, row=row,
                       yours=yours_i[row, col].item(), expected=reference_i[row, col].item())]
+    nan = yours_i.isnan() & ~reference_i.isnan() if yours_i.is_floating_point() else None
+    if nan is not None and nan.any() and yours_i.dim() == 3:
+        position = nan.any(dim=2).any(dim=0).nonzero()[0].item()
+        return [probe("probe_nan", **about, position=position, length=yours_i.shape[1])]
     if kind == "MultiHeadAttention":
         seen = [_keys_seen(m, inputs[0][0]) for m in (yours, reference)]
         if seen[0] is not None and not torch.equal(*seen):
@@ -166,7 +188,13 @@ def locate_and_diagnose(reference, yours, args, path, crashed=False):
 
 def diagnose(kind, reference, yours, inputs, path=""):
     """Findings where `yours` computes something else than `reference` (for a function: the
-    model it is called with); [] if nothing does."""
+    model it is called with), or changes its input; [] if nothing does."""
+    model = reference if COMPONENTS[kind].build is None else None
+    changed = _changed_input(kind, yours, inputs, model, path)
+    return changed + _diagnose_outputs(kind, reference, yours, inputs, path)
+
+
+def _diagnose_outputs(kind, reference, yours, inputs, path):
     spec = COMPONENTS[kind]
     model = reference if spec.build is None else None
     reference_outs = _outputs(spec.reference if model is not None else reference, inputs, model)
@@ -186,13 +214,14 @@ def diagnose(kind, reference, yours, inputs, path=""):
         found = [problem("raised", **about(raised[0]), error=error.error)]
         if error.at:
             found.append(problem("your_line", **error.at))
+        matched = match(kind, reference, yours, inputs, at, model, your_outs)
+        if matched:  # the same outputs, and errors on the same inputs (mask_not_cut, no_crop)
+            return found + matched
         ran = [i for i in range(len(inputs)) if i not in raised]
-        if ran and not set(ran) & set(bad):  # right wherever it runs: a length it cannot take
-            if spec.length:
-                return found + [diagnosis(spec.length, where=at)]
-            if model is None:
-                return found + [f for f in parts(reference, yours) if f.code in DIAGNOSES]
-            return found
+        if ran and not set(ran) & set(bad):  # right wherever it runs
+            inside = [f for f in parts(reference, yours) if f.code in DIAGNOSES] if model is None else []
+            return found + (inside or [probe("right_elsewhere", where=at, shapes=names(
+                shape(inputs[i][0]) for i in ran))])
         if set(ran) & set(bad):
             found += match(kind, reference, yours, [inputs[i] for i in ran], at, model,
                            [your_outs[i] for i in ran])
@@ -210,8 +239,12 @@ def diagnose(kind, reference, yours, inputs, path=""):
         else:
             code = "returns_none_function"
         return [problem(code, where=at, kind=type(your_outs[i]).__name__)]
-    if not same(_outputs(yours, inputs[i:i + 1], model)[0], your_outs[i], 0):
-        return [problem("random_in_eval", where=at)]
+    if not same(_outputs(yours, inputs[i:i + 1], model)[0], your_outs[i], 0):  # random
+        if model is not None:
+            return [problem("random_ids", where=at)]
+        if dropout_rates(yours, inputs[i]):
+            return [problem("random_in_eval", where=at)]
+        return [problem("random_draws", where=at)]
     matched = match(kind, reference, yours, inputs, at, model, your_outs)
     if matched:
         return matched
@@ -222,6 +255,23 @@ def diagnose(kind, reference, yours, inputs, path=""):
     if any(f.kind in ("diagnosis", "probe") for f in located):
         return located
     return located + look(kind, reference, yours, inputs, at, model)
+
+
+def _changed_input(kind, yours, inputs, model, path):
+    """A finding if yours, or a submodule of it, changes its input in place."""
+    at = where(path, kind)
+    for i, args in enumerate(inputs):
+        if model is not None:
+            if changes_input(yours, (model, *args)) == 1:
+                return [problem("changes_idx", where=at)]
+            continue
+        if changes_input(yours, args) is None:
+            continue
+        name = first_to_change_its_input(yours, args)
+        if name:
+            at = where(join(path, name), type(yours.get_submodule(name)).__name__)
+        return [problem("changes_input", where=at, shape=shape(args[0]), i=i + 1, n=len(inputs))]
+    return []
 
 
 def parts(reference, yours):

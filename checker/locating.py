@@ -5,6 +5,9 @@ chapter's inputs, computes something else is the one to diagnose (checker/diagno
 
 from typing import NamedTuple
 
+import torch
+import torch.nn as nn
+
 from checker.feedback import place, problem
 from checker.running import gap, join, run, same, shape, tolerance
 
@@ -50,10 +53,11 @@ def _identity(args, out):
     return bool(args) and same(args[0], out)
 
 
-def _never_called(reference_calls, your_calls, inside, atol):
+def _never_called(reference_calls, your_calls, inside, atol, crashed=False):
     """The outermost modules inside `inside` that the chapter's forward calls and yours never
     does, where it matters: the next call both make differs (a weight read rather than called
-    that gives the same result is no finding)."""
+    that gives the same result is no finding). If your forward raised, only those it passed:
+    yours called a module that the chapter calls after them."""
     called = {a for name, _, _ in your_calls for a in enclosing(name)}
     skipped = {n for n, a, out in reference_calls if n not in called and inside in enclosing(n)
                and not _identity(a, out)}
@@ -62,6 +66,8 @@ def _never_called(reference_calls, your_calls, inside, atol):
     def matters(n):
         last = max(i for i, ((m, _), _) in enumerate(reference_keys) if n in enclosing(m))
         after = [(key, out) for key, (_, out) in reference_keys[last + 1:] if key in yours]
+        if crashed:
+            return bool(after)
         return not after or not same(yours[after[0][0]][1], after[0][1], atol)
 
     in_order = dict.fromkeys(n for n, _, _ in reference_calls if n in skipped)
@@ -69,7 +75,10 @@ def _never_called(reference_calls, your_calls, inside, atol):
 
 
 def _differs_alone(module, name, reference_calls, atol):
-    """Whether `module`, given the chapter's inputs to `name`, computes something else."""
+    """Whether `module`, given the chapter's inputs to `name`, computes something else (a
+    container such as nn.ModuleList has no forward of its own to run)."""
+    if type(module).forward is nn.Module.forward:
+        return False
     return any(not same(run(module, a), out, atol) for n, a, out in reference_calls if n == name)
 
 
@@ -113,7 +122,7 @@ def locate(reference, yours, args, path, crashed=False):
             culprit = candidate
             break
     found = [problem("never_called", where=join(path, n))
-             for n in _never_called(reference_calls, your_calls, culprit, atol)]
+             for n in _never_called(reference_calls, your_calls, culprit, atol, crashed)]
     where, parent = join(path, name), join(path, culprit) or type(yours).__name__
     if culprit != name:  # its input differs: the code that made it is the culprit's forward
         given = _giver(reference_calls, culprit, name, your_args, atol)
@@ -131,3 +140,30 @@ def locate(reference, yours, args, path, crashed=False):
         first_line = place("first_difference", where=where,
                            difference=f"{gap(your_out, reference_out).max():.2g}")
     return Located([first_line] + found, culprit, reference_calls)
+
+
+def first_to_change_its_input(model, args):
+    """The first submodule call (in the order they return) that changes its input in place."""
+    before, changed, hooks = {}, [], []
+
+    def snapshot(module, inputs):
+        before[id(module)] = [a.clone() for a in inputs if isinstance(a, torch.Tensor)]
+
+    def compare(name):
+        def hook(module, inputs, _out):
+            now = [a for a in inputs if isinstance(a, torch.Tensor)]
+            if any(a.shape != b.shape or not torch.equal(a, b)
+                   for a, b in zip(now, before.get(id(module), now))):
+                changed.append(name)
+        return hook
+
+    for name, module in model.named_modules():
+        if name:
+            hooks += [module.register_forward_pre_hook(snapshot),
+                      module.register_forward_hook(compare(name))]
+    try:
+        run(model, args)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return changed[0] if changed else None

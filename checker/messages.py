@@ -155,8 +155,8 @@ ENGLISH = {
     "correct_function": "Correct: your {name} returns the same token ids as "
                         "gpt.{reference}, including when the input must be cropped.",
     "same_models": "Same function: with the reference's weights copied in, your model computes "
-                   "what this {reference} computes (compared in eval mode, on inputs of up to 64 "
-                   "tokens, and in one backward pass).",
+                   "what this {reference} computes (compared in eval mode on inputs of up to 64 "
+                   "tokens, in one backward pass, and in training mode with the same seed).",
     "models_need_instances": "{name} is a class: pass built models, e.g. "
                              "compare_models(model, reference_model); check_component takes "
                              "classes.",
@@ -192,6 +192,32 @@ ENGLISH = {
     "training_differs": "{where}: eval mode matches, but training mode differs even with every "
                         "dropout rate at 0; does something else depend on self.training?",
     "returns_none": "{where}: returns None; forward must return its result",
+    "changes_input": "{where}: it changes its input in place (on the check's input {i} of {n}, "
+                     "shape {shape}), so the caller's tensor no longer holds what it passed; "
+                     "compute new tensors: x = x - y, not x -= y or x.sub_(y)",
+    "changes_idx": "{where}: it changes the caller's idx in place (idx.data = ... or an in-place "
+                   "operation); build a new tensor, idx = torch.cat((idx, idx_next), dim=1)",
+    "right_elsewhere": "{where}: on the check's other inputs (shape {shapes}) it computes what "
+                       "the chapter's computes",
+    "probe_nan": "{where}: on the check's input {i} of {n} (shape {shape}) its output is NaN from "
+                 "position {position} of {length} on, where the chapter's is a number",
+    "random_ids": "{where}: two calls with the same model and input return different ids: it "
+                  "draws random numbers, where the chapter's takes the most likely id (argmax)",
+    "random_draws": "{where}: in eval mode two runs on the same input give different outputs: "
+                    "it draws random numbers, and not through dropout",
+    "draws_without_dropout": "{where}: in training mode it draws random numbers without calling "
+                             "dropout (nn.Dropout, F.dropout, torch.dropout), so with the same "
+                             "seed it drops other values than the chapter's",
+    "dropout_rate": "{where}: in training mode it drops with rate {yours}; the chapter's drops "
+                    "with {expected}, the rate passed to it",
+    "not_parameter": "{name} is a plain tensor, not an nn.Parameter: training never changes it; "
+                     "create it as nn.Parameter(...)",
+    "not_buffer": "{name} is a plain tensor attribute: it is not in the state_dict and does not "
+                  "move with .to(device); register it, self.register_buffer(\"name\", tensor)",
+    "qkv_bias_ignored": "built with qkv_bias=True (as chapter 5 builds GPT-2 to load its "
+                        "weights), it has no {names}: pass bias=qkv_bias to W_query, W_key and "
+                        "W_value",
+    "with_qkv_bias": "built with qkv_bias=True (as chapter 5 builds GPT-2 to load its weights):",
     "returns_none_function": "{where}: returns None; return idx, with the new ids appended",
     "input_differs": "{where} computes what the chapter's computes when given the chapter's input, "
         "so what differs is its input, made in the forward of {parent}",
@@ -291,12 +317,19 @@ ENGLISH = {
     "no_scaling": "{where}: the scores are not divided by sqrt(head_dim) before the softmax",
     "scale_d_out": "{where}: the scores are divided by sqrt(d_out); each head's dot products "
                    "have head_dim terms, so divide by sqrt(head_dim) = self.head_dim**0.5",
+    "scale_d_in": "{where}: the scores are divided by sqrt(d_in), the input's width; each "
+                  "head's dot products have head_dim terms: divide by self.head_dim**0.5",
     "scale_no_sqrt": "{where}: the scores are divided by head_dim; divide by its square root, "
                      "self.head_dim**0.5",
     "softmax_wrong_axis": "{where}: the softmax runs over the queries (dim=-2); each query's "
                           "weights over the keys must sum to 1: dim=-1",
     "softmax_heads_axis": "{where}: the softmax runs over the heads (dim=1); use dim=-1, the "
                           "keys",
+    "softmax_batch_axis": "{where}: the softmax runs over the batch (dim=0); use dim=-1, the "
+                          "keys",
+    "split_strided": "{where}: each head takes every num_heads-th feature (view(b, num_tokens, "
+                     "head_dim, num_heads)); a head is a block of head_dim neighbouring features: "
+                     "view(b, num_tokens, num_heads, head_dim), then .transpose(1, 2)",
     "split_no_transpose": "{where}: the heads are split with view(b, num_heads, num_tokens, "
                           "head_dim) alone, which mixes tokens and heads; view as (b, num_tokens, "
                           "num_heads, head_dim), then .transpose(1, 2)",
@@ -312,6 +345,9 @@ ENGLISH = {
     "no_ff_shortcut": "{where}: the shortcut around the feed-forward sublayer is missing",
     "doubled_att_shortcut": "{where}: the input is added twice around the attention sublayer",
     "doubled_ff_shortcut": "{where}: the input is added twice around the feed-forward sublayer",
+    "stale_shortcut": "{where}: the feed-forward's shortcut adds the block's input, not the "
+                      "attention sublayer's result: set shortcut = x again before the second "
+                      "sublayer",
     "one_norm": "{where}: norm1 is used for both sublayers; the feed-forward's input goes "
                 "through norm2",
     "no_final_norm": "{where}: the final layer norm is missing: x = self.final_norm(x) before "

@@ -131,7 +131,8 @@ CHINESE = {
     "correct_function": "正确：你的 {name} 返回的词元 ID 与 gpt.{reference} 相同，"
                         "输入需要裁剪时也是如此。",
     "same_models": "计算结果相同：把参照模型的权重复制进来后，你的模型与这个 {reference} "
-                   "算出的结果一致（在评估模式下用最多 64 个词元的输入比较，并做了一次反向传播）。",
+                   "算出的结果一致（在评估模式下用最多 64 个词元的输入比较，做了一次反向传播，"
+                   "并在训练模式下用相同的随机种子比较）。",
     "models_need_instances": "{name} 是一个类：请传入构建好的模型，例如 compare_models(model, "
                              "reference_model)；接受类的是 check_component。",
     "component_not_module": "需要一个 torch 的 nn.Module，得到的却是 {kind}。",
@@ -162,6 +163,18 @@ CHINESE = {
     "training_differs": "{where}：评估模式下一致，但即使所有 dropout 率都为 0，"
                         "训练模式下仍不一致；是否还有别的部分依赖 self.training？",
     "returns_none": "{where}：返回了 None；forward 必须返回它的结果",
+    "changes_input": "{where}：它原地修改了自己的输入（在检查的第 {i} 个输入上，共 {n} 个，形状为 {shape}），调用者的张量因此不再是它传入的值；请计算新的张量：写 x = x - y，而不是 x -= y 或 x.sub_(y)",
+    "changes_idx": "{where}：它原地修改了调用者的 idx（idx.data = ... 或原地运算）；请构建一个新张量，即 idx = torch.cat((idx, idx_next), dim=1)",
+    "right_elsewhere": "{where}：在检查的其他输入（形状为 {shapes}）上，它的计算结果与本章的相同",
+    "probe_nan": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shape}），从第 {position} 个位置起（共 {length} 个位置）它的输出是 NaN，而本章的输出是数值",
+    "random_ids": "{where}：用同一个模型和同一个输入调用两次，返回的 ID 却不同：它抽取了随机数，而本章的版本取可能性最大的 ID（argmax）",
+    "random_draws": "{where}：在评估模式下，同一个输入运行两次，输出却不同：它抽取了随机数，而且不是通过 dropout",
+    "draws_without_dropout": "{where}：在训练模式下，它不调用 dropout（nn.Dropout、F.dropout、torch.dropout）就抽取了随机数，所以随机种子相同时，它丢弃的值与本章的不同",
+    "dropout_rate": "{where}：在训练模式下，它的 dropout 率是 {yours}；本章的是 {expected}，即传给它的 dropout 率",
+    "not_parameter": "{name} 是一个普通张量，不是 nn.Parameter：训练永远不会改变它；请把它创建为 nn.Parameter(...)",
+    "not_buffer": "{name} 是一个普通的张量属性：它不在 state_dict 中，也不会随 .to(device) 移动；请注册它，即 self.register_buffer(\"name\", tensor)",
+    "qkv_bias_ignored": "用 qkv_bias=True 构建时（第 5 章加载 GPT-2 的权重时就是这样构建的），它没有 {names}：请把 bias=qkv_bias 传给 W_query、W_key 和 W_value",
+    "with_qkv_bias": "用 qkv_bias=True 构建时（第 5 章加载 GPT-2 的权重时就是这样构建的）：",
     "returns_none_function": "{where}：返回了 None；请返回追加了新 ID 的 idx",
     "input_differs": "把本章版本的输入交给 {where} 时，结果与本章版本相同；可见问题出在它收到"
         "的输入，这个输入由 {parent} 的 forward 产生",
@@ -184,13 +197,12 @@ CHINESE = {
     "part_alone": "在检查的输入上整体一致，但单独用它自己的输入运行时，{where} 不一致",
     "where": "{path}（{kind}）",
     "your_line": "出错的是你的代码第 {line} 行，在 {function} 中：{source}",
-    "initial_value": "{name} 的初始值是{yours}；本章的初始值是{expected}（在复"
-        "制任何权重之前比较）",
+    "initial_value": "{name} 的初始值{yours}；本章的初始值{expected}（在复制任何权重之前比较）",
     "initial_mask": "{name} 与本章的因果掩码在第 {row} 行、第 {column} 列不同"
         "：本章的掩码恰好在对角线以上为 True，即 torch.triu(..., d"
         "iagonal=1)",
-    "all_values": "全为 {value}",
-    "value_range": "从 {low} 到 {high} 的值",
+    "all_values": "全部为 {value}",
+    "value_range": "在 {low} 到 {high} 之间",
     "shared_module": "{names} 是同一个模块对象，因此共用权重（[block] * n 把同一个"
         "块重复了 n 次）；请分别构建每一个，例如 [TransformerBlock("
         "cfg) for _ in range(n)]",
@@ -207,7 +219,7 @@ CHINESE = {
     "probe_ids": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
         "e}），新词元 ID 第一次不同出现在第 {row} 行的第 {step} 步："
         "你的是 {yours}，本章的是 {expected}",
-    "probe_keys": "{where}：查询 {query} 用到了键 {yours}，本章的用到键 {"
+    "probe_keys": "{where}：查询 {query} 用到了键 {yours}，本章的用到了键 {"
         "expected}（每次只改变输入的一个位置得出）",
     "probe_position": "{where}：在检查的第 {i} 个输入上（共 {n} 个，形状为 {shap"
         "e}），输出第一个不一致的位置是 {position}（共 {length} 个"
@@ -227,7 +239,7 @@ CHINESE = {
                    "keepdim=True, unbiased=False)",
     "ln_eps_outside": "{where}：eps 加在了平方根外面；本章把它加到方差上，即 torch.sqrt(var + "
                       "self.eps)",
-    "ln_no_eps": "{where}：缺少 eps；没有它，一行全部相等的值会除以 0",
+    "ln_no_eps": "{where}：缺少 eps；没有它，一行中的值全部相等时，归一化会除以 0",
     "ln_no_sqrt": "{where}：它除以的是方差，而不是方差的平方根（标准差）",
     "ln_no_centering": "{where}：它在相除之前没有减去均值",
     "ln_wrong_axis": "{where}：它沿词元归一化（dim=-2），而不是沿每个词元的特征归一化（dim=-1）",
@@ -254,11 +266,14 @@ CHINESE = {
     "no_scaling": "{where}：softmax 之前没有把注意力分数除以 sqrt(head_dim)",
     "scale_d_out": "{where}：注意力分数除以的是 sqrt(d_out)；每个头的点积只有 head_dim 项，"
                    "所以应当除以 sqrt(head_dim) = self.head_dim**0.5",
+    "scale_d_in": "{where}：注意力分数除以的是 sqrt(d_in)，即输入的宽度；每个头的点积只有 head_dim 项：应当除以 self.head_dim**0.5",
     "scale_no_sqrt": "{where}：注意力分数除以的是 head_dim；应当除以它的平方根，即 "
                      "self.head_dim**0.5",
     "softmax_wrong_axis": "{where}：softmax 是沿查询计算的（dim=-2）；"
                           "每个查询对各个键的权重之和必须为 1：dim=-1",
     "softmax_heads_axis": "{where}：softmax 是沿头计算的（dim=1）；请使用 dim=-1，即沿键计算",
+    "softmax_batch_axis": "{where}：softmax 是沿批次计算的（dim=0）；请使用 dim=-1，即沿键计算",
+    "split_strided": "{where}：每个头取的是每隔 num_heads 个的特征（view(b, num_tokens, head_dim, num_heads)）；一个头应当是 head_dim 个相邻的特征：先 view 成 (b, num_tokens, num_heads, head_dim)，再做 .transpose(1, 2)",
     "split_no_transpose": "{where}：拆分头时只用了 view(b, num_heads, num_tokens, head_dim)，"
                           "这会把词元和头混在一起；请先 view 成 (b, num_tokens, num_heads, "
                           "head_dim)，再做 .transpose(1, 2)",
@@ -273,9 +288,10 @@ CHINESE = {
     "no_ff_shortcut": "{where}：缺少绕过前馈子层的快捷连接",
     "doubled_att_shortcut": "{where}：注意力子层的快捷连接把输入加了两次",
     "doubled_ff_shortcut": "{where}：前馈子层的快捷连接把输入加了两次",
+    "stale_shortcut": "{where}：前馈子层的快捷连接加回的是块的输入，而不是注意力子层的结果：在第二个子层之前重新写 shortcut = x",
     "one_norm": "{where}：两个子层都用了 norm1；前馈子层的输入应当经过 norm2",
     "no_final_norm": "{where}：缺少最终层归一化：在输出层之前写 x = self.final_norm(x)",
-    "pos_from_ids": "{where}：查找位置嵌入时用的是词元 ID；应当用位置 0 .. seq_len - 1，即 "
+    "pos_from_ids": "{where}：查找位置嵌入时用的是词元 ID；应当用位置 0 到 seq_len - 1，即 "
                     "torch.arange(seq_len, device=in_idx.device)",
     "no_positions": "{where}：词元嵌入上没有加上位置嵌入",
     "tied_head": "{where}：输出层复用了词元嵌入矩阵（权重共享）；本章的 out_head 有自己的权重",

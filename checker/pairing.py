@@ -93,9 +93,37 @@ def align(reference, yours):
     if wider:  # the 4x hidden layer: one sentence says it all
         problems = [problem("ff_no_expansion", **wider[0].params)] + [
             p for p in problems if p.code != "param_shape"]
+    problems = _plain_tensors(yours, book, problems)
     if any(p.code in ("extra_param", "extra_bias") for p in problems):
         problems.append(problem("align_first"))
     return pairs, problems, renamed
+
+
+def _plain_tensors(yours, book, problems):
+    """Tensors held as plain attributes: not parameters (then not trained), nor buffers (then
+    not in the state_dict, and left behind by .to(device))."""
+    for module_name, module in yours.named_modules():
+        for attribute, value in vars(module).items():
+            if not isinstance(value, torch.Tensor):
+                continue
+            name = f"{module_name}.{attribute}".lstrip(".")
+            book_name = _book_name(name, book)
+            if book_name is not None:  # said instead of "no parameter {name}"
+                problems = [p for p in problems if p.params.get("name") != book_name]
+                problems.append(problem("not_parameter", name=name))
+            else:
+                problems.append(problem("not_buffer", name=name))
+    return problems
+
+
+def _book_name(name, book):
+    """The chapter's name of the parameter that yours calls `name` (nn.LayerNorm's names too)."""
+    prefix, _, leaf = name.rpartition(".")
+    aliases = {alias: own for own, alias in ALIASES.items()}
+    for candidate in (name, f"{prefix}.{aliases.get(leaf)}".lstrip(".")):
+        if candidate in book:
+            return candidate
+    return None
 
 
 def _four_times(params):

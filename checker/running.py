@@ -6,13 +6,19 @@ import traceback
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 import gpt
+import gpt_engineering
+import gpt_figures
 from checker.planted import SEED
 
 RTOL, ATOL = 1e-4, 1e-5  # float32 rewrites (F.layer_norm, einsum, SDPA) agree far closer
+# Python's, PyTorch's and the course's own files: a line there is never the learner's.
 NOT_YOURS = (os.path.dirname(os.__file__), os.path.dirname(torch.__file__),
-             os.path.dirname(__file__), gpt.__file__)
+             os.path.dirname(__file__), gpt.__file__, gpt_engineering.__file__,
+             gpt_figures.__file__)
 
 
 class Raised(NamedTuple):
@@ -37,14 +43,32 @@ def raised(err):
 
 
 def run(function, args, grad=False):
-    """function(*args), or Raised if it raises; NotAttempted for a stub."""
+    """function(*args) on copies of the tensors in `args`, or Raised if it raises; NotAttempted
+    for a stub (not for a container such as nn.ModuleList called as if it had a forward)."""
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
     try:
         with torch.set_grad_enabled(grad):
             return function(*args)
     except NotImplementedError as err:
-        raise NotAttempted from err
+        if traceback.extract_tb(err.__traceback__)[-1].name != "_forward_unimplemented":
+            raise NotAttempted from err
+        return raised(err)
     except Exception as err:  # a learner's code may fail in any way: that is a finding
         return raised(err)
+
+
+def changes_input(function, args):
+    """The index of the first tensor in `args` that function(*args) changes in place, or None."""
+    copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    try:
+        with torch.no_grad():
+            function(*copies)
+    except Exception:  # a stub or an error: run() reports it
+        return None
+    for i, (a, c) in enumerate(zip(args, copies)):
+        if isinstance(a, torch.Tensor) and (a.shape != c.shape or not torch.equal(a, c)):
+            return i
+    return None
 
 
 def seeded(function, args, seed=SEED):
@@ -84,3 +108,34 @@ def join(path, name):
     if path and name:
         return f"{path}.{name}"
     return path or name
+
+
+class Dropouts(TorchFunctionMode):
+    """Inside `with Dropouts(replace):` every dropout call, F.dropout (which nn.Dropout calls),
+    torch.dropout or an imported `dropout`, returns replace(x, p, training) instead."""
+
+    def __init__(self, replace):
+        super().__init__()
+        self.replace = replace
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.dropout:
+            return self.replace(args[0], kwargs.get("p", 0.5), kwargs.get("training", True))
+        if func is torch.dropout:
+            return self.replace(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def dropout_rates(function, args):
+    """The rates of the dropout calls that function(*args) makes while dropping, in order."""
+    rates = []
+
+    def record(x, p, training):
+        if training and p:
+            rates.append(p)
+        return x
+
+    with Dropouts(record):
+        run(function, args)
+    return rates

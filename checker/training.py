@@ -2,16 +2,14 @@
 
 import collections
 import math
-from unittest import mock
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from checker.feedback import names, problem, say
+from checker.feedback import names, probe, problem, say
 from checker.locating import trace
 from checker.planted import COMPONENTS, SEED
-from checker.running import run, same, seeded, tolerance
+from checker.running import Dropouts, dropout_rates, run, same, seeded, tolerance
 
 
 def _gradients_of(module, params, args):
@@ -56,23 +54,25 @@ def gradients(reference, yours, pairs, args):
 
 def _same_drops(reference, yours, inputs):
     """Whether yours drops the same values as the chapter's at the same rates, however it
-    splits them into calls (a loop over heads): F.dropout (which nn.Dropout calls) keeps the
-    values above a threshold taken from the chapter's own dropout inputs, whatever the order."""
+    splits them into calls (a loop over heads): each dropout keeps the values above a threshold
+    taken from the chapter's own dropout inputs, whatever the order."""
     seen = {}
 
-    def record(x, p=0.5, training=True, inplace=False):
+    def record(x, p, training):
         seen.setdefault(p if training else 0, []).append(x.detach().flatten())
         return x
 
-    def drop(x, p=0.5, training=True, inplace=False):
-        return x * (x > cut.get(p, math.inf)) / (1 - p) if training and p else x
+    def drop(x, p, training):
+        if not (training and p):
+            return x
+        return x * (x > cut.get(p, math.inf)) / (1 - p)
 
-    with mock.patch.object(F, "dropout", record):
+    with Dropouts(record):
         for args in inputs:
             run(reference, args)
     values = {p: torch.cat(v).double().unique() for p, v in seen.items() if p}
     cut = {p: (v[len(v) // 2 - 1: len(v) // 2 + 1].mean().item()) for p, v in values.items()}
-    with mock.patch.object(F, "dropout", drop):
+    with Dropouts(drop):
         return all(same(run(yours, a), run(reference, a), tolerance(a)) for a in inputs)
 
 
@@ -104,17 +104,22 @@ def training(kind, reference, yours, inputs):
         your_drops = _dropout_calls(yours, inputs[0])
         if not COMPONENTS[kind].dropout:  # a dropout of its own, or something else
             return [problem("dropout_extra" if your_drops else "training_differs", **at)]
-        reference_drops = _dropout_calls(reference, inputs[0])
-        extra = [n for n in your_drops if n not in reference_drops]
-        counts = collections.Counter(reference_drops) - collections.Counter(your_drops)
-        missing = list(counts.elements())
-        if extra:
-            return [problem("dropout_extra_at", **at, names=names(extra))]
         if all(same(seeded(yours, args, SEED + 1), y) for args, y in zip(inputs, your_outs)):
             return [problem("no_dropout", **at)]
-        if missing:
-            return [problem("no_dropout_at", **at, names=names(missing))]
-        with mock.patch.object(F, "dropout", lambda x, *args, **kwargs: x):  # every rate 0
+        your_rates, reference_rates = (dropout_rates(m, inputs[0]) for m in (yours, reference))
+        if not your_rates:
+            return [problem("draws_without_dropout", **at)]
+        if sorted(set(your_rates)) != sorted(set(reference_rates)):  # what was seen: the rates
+            return [probe("dropout_rate", **at, yours=names(sorted(set(your_rates))),
+                          expected=names(sorted(set(reference_rates))))]
+        reference_drops = _dropout_calls(reference, inputs[0])
+        extra = [n for n in your_drops if n not in reference_drops]
+        if extra:
+            return [problem("dropout_extra_at", **at, names=names(extra))]
+        counts = collections.Counter(reference_drops) - collections.Counter(your_drops)
+        if counts and len(your_rates) < len(reference_rates):  # fewer calls, modules unused
+            return [problem("no_dropout_at", **at, names=names(counts.elements()))]
+        with Dropouts(lambda x, p, training: x):  # every rate 0
             if all(same(run(yours, a), run(reference, a)) for a in inputs):
                 return [problem("dropout_elsewhere", **at, sites=say(f"sites_{kind}"))]
         return [problem("training_differs", **at)]

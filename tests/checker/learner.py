@@ -11,6 +11,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.nn.functional import dropout
 
 import gpt
 from checker.planted import COMPONENTS
@@ -294,7 +295,8 @@ def with_parts(kind, **parts):
                 parent, _, leaf = name.rpartition(".")
                 kind = type(module).__name__
                 part = new(d_in=cfg["emb_dim"], d_out=cfg["emb_dim"], context_length=cfg[
-                    "context_length"], dropout=cfg["drop_rate"], num_heads=cfg["n_heads"]) if (
+                    "context_length"], dropout=cfg["drop_rate"], num_heads=cfg["n_heads"],
+                    qkv_bias=cfg["qkv_bias"]) if (
                     kind == "MultiHeadAttention") else COMPONENTS[kind].build(new, cfg)
                 self.get_submodule(parent).register_module(leaf, part)
 
@@ -1013,10 +1015,33 @@ def block_stale_shortcut(self, x):
     return x
 
 
+class AttentionTorchDropout(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))
+        w = torch.dropout(w, self.dropout.p, self.training)
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+class AttentionHeadLoopImportedDropout(AttentionHeadLoop):
+    def forward(self, x):
+        t, heads = x.shape[1], []
+        for h in range(self.num_heads):
+            part = slice(h * self.head_dim, (h + 1) * self.head_dim)
+            q, k, v = (W(x)[..., part] for W in (self.W_query, self.W_key, self.W_value))
+            scores = (q @ k.transpose(1, 2) / self.head_dim**0.5).masked_fill(
+                self.mask[:t, :t].bool(), -torch.inf)
+            w = dropout(torch.softmax(scores, dim=-1), self.dropout.p, self.training)
+            heads.append(w @ v)
+        return self.out_proj(torch.cat(heads, dim=-1))
+
+
 _named("LayerNorm", LayerNormSubInPlace, LayerNormPlainTensors, LayerNormEps1e12)
 _named("GELU", GELUMulInPlace)
 _named("TransformerBlock", BlockAddsInPlace, BlockNoNorm1Raises)
-_named("MultiHeadAttention", AttentionBiasFalse, AttentionMaskAttribute, AttentionMaskTooSmall,
+_named("MultiHeadAttention", AttentionTorchDropout, AttentionHeadLoopImportedDropout,
+       AttentionBiasFalse, AttentionMaskAttribute, AttentionMaskTooSmall,
        AttentionDropoutFixedRate)
 _named("GPTModel", GPTModuleListStale)
 _named("generate_text_simple", generate_overwrites_prompt, generate_batch_of_one,
@@ -1043,4 +1068,20 @@ CASES += [
     ("softmax over the batch", AttentionSoftmaxBatch, None),
     ("scaled after the softmax, diagonal masked", AttentionScaledAfterSoftmax, None),
     ("stale second shortcut", block(block_stale_shortcut), None),
+    ("rewrite torch.dropout", AttentionTorchDropout, None),
+    ("rewrite loop over heads, imported dropout", AttentionHeadLoopImportedDropout, None),
 ]
+
+MODEL_CASES += [
+    ("typed model with the exact GELU", _models(lambda: with_parts("GPTModel", GELU=gelu(
+        nn.GELU()))(SMALL))),
+    ("dropout after the blocks", _models(lambda: GPTDropsLate(SMALL))),
+    ("mask as a plain attribute", _models(lambda: with_parts(
+        "GPTModel", MultiHeadAttention=AttentionMaskAttribute)(SMALL))),
+]
+
+PLANTED.update({  # the round-3 mistakes the check now plants, as learners write them
+    "scale_d_in": (AttentionScaleDIn, None), "split_strided": (AttentionStridedHeads, None),
+    "softmax_batch_axis": (AttentionSoftmaxBatch, None),
+    "stale_shortcut": (block(block_stale_shortcut), None),
+})

@@ -28,19 +28,28 @@ from checker.planted import COMPONENTS, DIAGNOSES, NOTES
 from tests.checker.learner import (
     PLANTED,
     SMALL,
+    AttentionBiasFalse,
+    AttentionDropoutFixedRate,
     AttentionDropsOutput,
     AttentionDropsScores,
     AttentionForgetsContiguous,
     AttentionHeadLoop,
+    AttentionHeadLoopImportedDropout,
     AttentionLastTokenOnly,
+    AttentionMaskAttribute,
+    AttentionMaskTooSmall,
     AttentionOwnDropout,
     AttentionRightForEight,
+    AttentionScaledAfterSoftmax,
     AttentionScaledInTraining,
     AttentionSwappedArguments,
     AttentionSwappedLinear,
+    AttentionTorchDropout,
     AttentionUsesMaskForEight,
     AttentionWithoutDropout,
+    BlockAddsInPlace,
     BlockDropsInput,
+    BlockNoNorm1Raises,
     BlockOneDropout,
     BlockWithExtraDropout,
     DoubledLayerNorm,
@@ -49,9 +58,11 @@ from tests.checker.learner import (
     FeedForwardWithGELUClass,
     FunctionalLayerNorm,
     FusedAttention,
+    GELUMulInPlace,
     GPTDropsLate,
     GPTFinalNormFirst,
     GPTHeadWithBias,
+    GPTModuleListStale,
     GPTReadsPositionsPostLN,
     GPTRepeatedBlock,
     GPTSkipsLastBlock,
@@ -61,12 +72,15 @@ from tests.checker.learner import (
     LayerNormData,
     LayerNormDetached,
     LayerNormEps1e6,
+    LayerNormEps1e12,
     LayerNormGammaBeta,
     LayerNormInitRaises,
     LayerNormOnePass,
     LayerNormOverTheBatch,
+    LayerNormPlainTensors,
     LayerNormRenamedShift,
     LayerNormScaledInTraining,
+    LayerNormSubInPlace,
     LayerNormSwappedInit,
     LayerNormWithoutShift,
     NotAModule,
@@ -79,9 +93,13 @@ from tests.checker.learner import (
     feed_forward,
     ff_first,
     gelu,
+    generate_batch_of_one,
     generate_forgets_keepdim,
+    generate_no_crop,
+    generate_overwrites_prompt,
     generate_returns_nothing,
     generate_samples,
+    generate_samples_unseeded,
     generate_without_softmax,
     layer_norm,
     list_generate,
@@ -263,7 +281,7 @@ def test_check_component_prints_in_the_chosen_language(capsys):
     (AttentionDropsOutput, "MultiHeadAttention", "dropout_elsewhere"),
     (BlockDropsInput, "TransformerBlock", "dropout_elsewhere"),
     (GPTDropsLate, "GPTModel", "dropout_elsewhere"),
-    (AttentionOwnDropout, "MultiHeadAttention", "no_dropout_at"),
+    (AttentionOwnDropout, "MultiHeadAttention", "draws_without_dropout"),
     (BlockOneDropout, "TransformerBlock", "no_dropout_at"),
 ])
 def test_dropout_at_another_place(yours, kind, code):
@@ -479,3 +497,65 @@ def test_the_mistakes_default_behaviour_is_the_chapter_s(kind):
 def test_the_gelu_formula_is_the_chapter_s():
     x = torch.linspace(-5, 5, 101)
     assert torch.allclose(planted.gelu_tanh(x), gpt.GELU()(x))
+
+
+# ---- round 3: wrong code fails, and every message names a cause it has or what was seen --------
+
+
+@pytest.mark.parametrize("yours, codes, words", [
+    (AttentionBiasFalse, ("qkv_bias_ignored",), "it has no W_query.bias, W_key.bias, W_value.bias"),
+    (AttentionMaskAttribute, ("not_buffer",), "mask is a plain tensor attribute"),
+    (generate_overwrites_prompt, ("changes_idx",), "changes the caller's idx in place"),
+    (GPTModuleListStale, ("input_from", "probe_position"),
+     "trf_blocks.1.norm1 receives what the chapter gives to trf_blocks"),
+    (AttentionMaskTooSmall, ("raised", "your_line", "right_elsewhere"),
+     "on the check's other inputs (shape (2, 8, 12)) it computes what the chapter's computes"),
+    (generate_batch_of_one, ("raised", "your_line", "right_elsewhere"), "shape (1, 4)"),
+    (LayerNormSubInPlace, ("changes_input",), "LayerNorm: it changes its input in place"),
+    (GELUMulInPlace, ("changes_input",), "GELU: it changes its input in place"),
+    (BlockAddsInPlace, ("changes_input",), "TransformerBlock: it changes its input in place"),
+    (AttentionDropoutFixedRate, ("dropout_rate",), "drops with rate 0.1; the chapter's drops with 0.25"),
+    (generate_samples_unseeded, ("random_ids",), "it draws random numbers"),
+    (LayerNormPlainTensors, ("not_parameter",), "scale is a plain tensor, not an nn.Parameter"),
+    (LayerNormEps1e12, ("ln_eps_value",), "eps is 1e-12"),
+    (BlockNoNorm1Raises, ("raised", "your_line", "never_called", "input_from"),
+     "norm1 is never called"),
+    (generate_no_crop, ("raised", "your_line", "no_crop"), "in generate_no_crop: logits = model(idx)"),
+    (AttentionScaledAfterSoftmax, ("input_differs", "probe_nan"), "its output is NaN from position 0"),
+])
+def test_round_3_wrong_code_gets_its_cause_or_what_was_seen(yours, codes, words):
+    feedback = review_component(yours)
+    assert not feedback.passed and feedback.codes == codes and words in feedback.text, feedback.text
+
+
+def test_no_line_of_the_course_s_own_modules_is_called_the_learner_s():
+    text = review_component(generate_no_crop).text
+    assert "check_num_tokens" not in text and "line 85" not in text
+
+
+def test_a_forward_that_raised_is_not_told_it_skips_what_it_never_reached():
+    text = review_component(BlockNoNorm1Raises).text
+    assert "norm2 is never called" not in text and "ff is never called" not in text
+
+
+@pytest.mark.parametrize("yours", [AttentionTorchDropout, AttentionHeadLoopImportedDropout])
+def test_dropout_through_torch_dropout_or_an_imported_dropout_is_compared(yours):
+    assert review_component(yours).passed
+    class MultiHeadAttention(yours):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.dropout = nn.Dropout(0.1)  # the rate passed in is ignored
+
+    assert review_component(MultiHeadAttention).codes == ("dropout_rate",)
+
+
+def test_compare_models_passes_the_exact_gelu_with_a_note_and_checks_training_mode():
+    torch.manual_seed(0)
+    reference = gpt.GPTModel(SMALL)
+    exact = with_parts("GPTModel", GELU=gelu(nn.GELU()))(SMALL)
+    rng = torch.get_rng_state()
+    feedback = review_models(exact, reference)
+    assert feedback.passed and feedback.codes == ("correct_component", "gelu_erf"), feedback.text
+    assert 'approximate="tanh"' in feedback.text and torch.equal(torch.get_rng_state(), rng)
+    assert review_models(GPTDropsLate(SMALL), reference).codes == ("dropout_elsewhere",)
+    assert reference.training  # built in training mode, and left so

@@ -298,14 +298,9 @@ def inputs_for(kind, module):
         vocab, context = module.tok_emb.num_embeddings, module.pos_emb.num_embeddings
         return planted.token_inputs({"vocab_size": vocab,
                                      "context_length": min(context, MODEL_TOKENS)})
-    width = None
-    for m in module.modules():
-        if isinstance(m, nn.LayerNorm):
-            width = m.normalized_shape[0]
-            break
-        if isinstance(m, nn.Linear):
-            width = m.in_features
-            break
+    first = next((m for m in module.modules() if isinstance(m, (nn.Linear, nn.LayerNorm))), None)
+    width = first.normalized_shape[0] if isinstance(first, nn.LayerNorm) else getattr(
+        first, "in_features", None)
     if width is None:  # LayerNorm or GELU: no nn.Linear inside
         scale = getattr(module, "scale", None)
         width = scale.numel() if isinstance(scale, torch.Tensor) else CONFIG["emb_dim"]

@@ -20,14 +20,7 @@ import torch
 import torch.nn as nn
 
 import gpt
-from checker.feedback import (
-    Feedback,
-    messages,
-    names,
-    numbered,
-    render,
-    say,
-)
+from checker.feedback import Feedback, messages, names, numbered, render, say, sentences
 
 BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it
 SIZES = {name: dict(size) for name, size in gpt.GPT2_SIZES.items()}
@@ -54,7 +47,7 @@ def _render(problems, exercise):
         texts = [_say(code, **params) for code, params in diagnoses]
         if len(texts) > 1:  # a value that several mistakes produce
             texts = numbered(_say("several", n=len(texts)), texts)
-        lines.setdefault((field, _say("sep_sentences").join(texts)), []).append(subject)
+        lines.setdefault((field, sentences(texts)), []).append(subject)
         codes += [code for code, _ in diagnoses]
     colon = _say("sep_field")  # the language's punctuation
     text = [colon.join([w for w in (names(filter(None, subjects)), field) if w] + [line])

@@ -1,15 +1,20 @@
 """What the checks find and how they say it: Finding, Feedback, the language of the texts.
 
-The English texts are in checker/messages.py; the Chinese ones in checker/messages_zh.py, made
-by tools/zh_sync.py from the catalog locale/zh/checker/messages.po. `set_language` picks one.
+The English texts are in checker/messages.py; the Chinese ones come from the catalog
+locale/zh/checker/messages.po, which tools/zh_sync.py compiles into checker/messages_zh.mo (a
+message not translated yet, or changed since, shows its English text). `set_language` picks one.
 """
 
+import gettext
+from pathlib import Path
 from typing import NamedTuple
 
 from checker.messages import ENGLISH
-from checker.messages_zh import CHINESE
 
-MESSAGES = {"en": ENGLISH, "zh": CHINESE}
+with open(Path(__file__).with_name("messages_zh.mo"), "rb") as compiled:
+    _CHINESE = gettext.GNUTranslations(compiled)
+MESSAGES = {"en": ENGLISH, "zh": {code: _CHINESE.pgettext(code, text)
+                                  for code, text in ENGLISH.items()}}
 _language = "en"
 
 
@@ -30,6 +35,11 @@ def messages():
 
 def say(code, **params):
     return MESSAGES[_language][code].format(**params)
+
+
+def sentences(texts):
+    """Sentences of one line: a space between them, none after Chinese full stops."""
+    return ("" if _language == "zh" else " ").join(texts)
 
 
 def names(items):
@@ -55,20 +65,11 @@ class Finding(NamedTuple):
         return say(self.code, **self.params)
 
 
-def problem(code, **params):
-    return Finding(code, params)
+def _finding(kind):
+    return lambda code, **params: Finding(code, params, kind)
 
 
-def place(code, **params):
-    return Finding(code, params, "place")
-
-
-def probe(code, **params):
-    return Finding(code, params, "probe")
-
-
-def diagnosis(code, **params):
-    return Finding(code, params, "diagnosis")
+problem, place, probe, diagnosis = map(_finding, ("problem", "place", "probe", "diagnosis"))
 
 
 class Feedback(NamedTuple):

@@ -1,6 +1,8 @@
 """Pairing the learner's parameters with the chapter's by the book's names, and comparing the
 values both start from before any weight is copied."""
 
+from typing import NamedTuple
+
 import torch
 
 from checker.feedback import names, problem, say
@@ -12,11 +14,11 @@ QKV = ("W_query", "W_key", "W_value")
 ALIASES = {"scale": "weight", "shift": "bias"}  # nn.LayerNorm's names for LayerNorm's
 
 
-class Pair:
-    """A parameter of yours (`yours`, named `name`) and the chapter's it stands for."""
-
-    def __init__(self, name, yours, book_name, reference):
-        self.name, self.yours, self.book_name, self.reference = name, yours, book_name, reference
+class Pair(NamedTuple):  # a parameter of yours and the chapter's that it stands for
+    name: str
+    yours: torch.Tensor
+    book_name: str
+    reference: torch.Tensor
 
 
 def _fused_rows(your_params, name, param):

@@ -36,20 +36,11 @@ def gradients(reference, yours, pairs, args):
     book = [say("the_input")] + [pair.book_name for pair in pairs]
     yours = _gradients_of(yours, [pair.yours for pair in pairs], args)
     chapter = _gradients_of(reference, [pair.reference for pair in pairs], args)
-    none, differ = [], []
-    for name, y, r in zip(book, yours, chapter):
-        if r is None:
-            continue
-        if y is None:
-            none.append(name)
-        elif not (y - r).abs().max() <= 1e-3 * r.abs().max() + 1e-6:  # NaN: differs
-            differ.append(name)
-    found = []
-    if none:
-        found.append(problem("no_gradient", names=names(none)))
-    if differ:
-        found.append(problem("gradient_differs", names=names(differ)))
-    return found
+    none = [n for n, y, r in zip(book, yours, chapter) if y is None and r is not None]
+    differ = [n for n, y, r in zip(book, yours, chapter) if y is not None and r is not None
+              and not (y - r).abs().max() <= 1e-3 * r.abs().max() + 1e-6]  # NaN: differs
+    return [problem(code, names=names(found)) for code, found in
+            (("no_gradient", none), ("gradient_differs", differ)) if found]
 
 
 def _same_drops(reference, yours, inputs):

@@ -347,7 +347,7 @@ def test_each_mistake_gets_its_diagnosis(capsys, review, check, make_args, codes
 def test_every_diagnosis_is_exercised():
     """Each code of the message table is the expected outcome of some case (or test below)."""
     framing = {"not_quite", "several", "numbered", "hint", "hint_more", "no_more_hints", "hint_repr",
-               "sep_sentences", "sep_field", "sep_names"}
+               "sep_field", "sep_names"}
     tested = {code for cases in (CASES_4_1, CASES_4_2, CASES_4_3) for *_, codes in cases
               for code in codes}
     tested |= {"correct_4_1", "correct_4_2", "correct_4_3", "config_changed"}  # tests below

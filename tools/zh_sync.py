@@ -20,6 +20,7 @@ import io
 import json
 import os
 import re
+import string
 import subprocess
 import sys
 import tokenize
@@ -48,16 +49,20 @@ HEADER = {"Project-Id-Version": "llm-ch4", "Report-Msgid-Bugs-To": "", "Last-Tra
 SWITCH_ID = "zh-language-switch"
 SWITCH_SOURCE = """\
 # 练习的检查和提示用中文显示（改成 "en" 则显示英文）
-from exercises import checks
+import checker
 
-checks.set_language("zh")"""
-IMPORTS_CHECKS = re.compile(r"^(?:from exercises\.(?:checks|components) import|import "
-                            r"exercises\.(?:checks|components)|from exercises import (?:checks|"
-                            r"components))", re.MULTILINE)
+checker.set_language("zh")"""
+IMPORTS_CHECKS = re.compile(r"^(?:from checker(?:\.\w+)? import|import checker)", re.MULTILINE)
 # Calls whose output is in the language: the exercises' checks and hints, the component checker.
 FEEDBACK = re.compile(
     r"\b(?:(?:check|review|hint)_\d+_\d+|(?:check|review)_component|(?:compare|review)_models)\b")
-CHECKERS = ("checks.py", "components.py", "feedback.py", "messages.py", "planted.py")  # the feedback
+CHECKER = Path("checker")  # the checks' code and texts: the feedback the notebooks show
+# The checks' messages: English in checker/messages.py, one catalog entry per message (msgctxt =
+# its code), compiled into checker/messages_zh.mo, which the checker reads with Python's gettext.
+MESSAGES_EN, MESSAGES_ZH = CHECKER / "messages.py", CHECKER / "messages_zh.mo"
+MESSAGES_PO = LOCALE / "checker" / "messages.po"
+MESSAGE_NOTE = "a check's message: keep each {placeholder}, identifier and code as it is"
+
 
 # The parts of a markdown text that a translation must carry over unchanged.
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
@@ -83,6 +88,46 @@ TBX = ('<?xml version="1.0" encoding="UTF-8"?>\n<martif type="TBX" xml:lang="en"
        "<fileDesc><sourceDesc><p>Generated from GLOSSARY.zh.md by tools/zh_sync.py</p></sourceDesc>"
        "</fileDesc></martifHeader>\n<text><body>\n{}</body></text>\n</martif>\n")
 TBX_TERM = '<langSet xml:lang="{}"><tig><term>{}</term></tig></langSet>'
+
+
+def english_messages(path):
+    """The ENGLISH table of checker/messages.py, read without importing the checker."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ENGLISH":
+            return ast.literal_eval(node.value)
+    return {}
+
+
+def placeholders(text):
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+
+def updated_entry(entries, key, text):
+    """The catalog entry for `key` with `text` as its English: fuzzy if that text changed."""
+    entry = copy.deepcopy(entries.get(key)) or polib.POEntry(msgctxt=key, msgid="")
+    entry.obsolete = False
+    if entry.msgid != text:
+        if entry.msgstr and not entry.fuzzy:
+            entry.previous_msgid = entry.msgid
+        entry.fuzzy = bool(entry.msgstr)
+        entry.msgid = text
+    return entry
+
+
+def with_obsolete_and_date(result, catalog, keys):
+    """`result` plus the translated entries of `catalog` whose key is gone (obsolete), with the
+    header, and a new revision date if an entry changed."""
+    for entry in catalog:
+        if entry.msgctxt not in keys and entry.msgstr:  # keep a removed entry's translation
+            gone = copy.deepcopy(entry)
+            gone.obsolete, gone.occurrences = True, []
+            result.append(gone)
+    result.metadata = {**HEADER, **catalog.metadata}
+    if ([str(e) for e in result] != [str(e) for e in catalog]
+            or "PO-Revision-Date" not in catalog.metadata):  # an entry changed
+        now = datetime.now(timezone.utc)
+        result.metadata["PO-Revision-Date"] = now.strftime("%Y-%m-%d %H:%M+0000")
+    return result
 
 
 def read(path):
@@ -292,37 +337,72 @@ class Course:
                          "msgctxt = the cell id.\nKept by tools/zh_sync.py; see GLOSSARY.zh.md.")
         cells = entry_cells(english, en_file.relative_to(self.root).parts[0])
         for number, cell in cells:
-            entry = copy.deepcopy(entries.get(cell.id)) or polib.POEntry(msgctxt=cell.id, msgid="")
-            entry.obsolete = False
-            if entry.msgid != cell.source:
-                if entry.msgstr and not entry.fuzzy:
-                    entry.previous_msgid = entry.msgid
-                entry.fuzzy = bool(entry.msgstr)
-                entry.msgid = cell.source
+            entry = updated_entry(entries, cell.id, cell.source)
             if not entry.translated() and cell.source in pool:  # translated elsewhere
                 entry.msgstr, entry.flags, entry.previous_msgid = pool[cell.source], [], None
             entry.comment = CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE
             entry.occurrences = [(self.name(en_file), str(number))]
             result.append(entry)
-        ids = {cell.id for _, cell in cells}
-        for entry in catalog:
-            if entry.msgctxt not in ids and entry.msgstr:  # keep a removed cell's translation
-                gone = copy.deepcopy(entry)
-                gone.obsolete, gone.occurrences = True, []
-                result.append(gone)
-        result.metadata = {**HEADER, **catalog.metadata}
-        if ([str(e) for e in result] != [str(e) for e in catalog]
-                or "PO-Revision-Date" not in catalog.metadata):  # an entry changed
-            now = datetime.now(timezone.utc)
-            result.metadata["PO-Revision-Date"] = now.strftime("%Y-%m-%d %H:%M+0000")
-        return result
+        return with_obsolete_and_date(result, catalog, {cell.id for _, cell in cells})
+
+    def messages_catalog(self):
+        path = self.root / MESSAGES_PO
+        return polib.pofile(str(path), wrapwidth=0) if path.is_file() else polib.POFile(wrapwidth=0)
+
+    def synced_messages(self, catalog):
+        """The checks' catalog with one entry per message of checker/messages.py, in its order."""
+        english, result = english_messages(self.root / MESSAGES_EN), polib.POFile(wrapwidth=0)
+        result.header = ("Chinese translation of the checks' messages (checker/messages.py): one "
+                         "entry per message, msgctxt = its code.\nKept by tools/zh_sync.py, which "
+                         "compiles it into checker/messages_zh.mo; see GLOSSARY.zh.md.")
+        entries = {e.msgctxt: e for e in catalog}
+        for code, text in english.items():
+            entry = updated_entry(entries, code, text)
+            entry.comment, entry.occurrences = MESSAGE_NOTE, [(MESSAGES_EN.as_posix(), "")]
+            result.append(entry)
+        return with_obsolete_and_date(result, catalog, set(english))
+
+    def update_messages(self):
+        """Sync the checks' catalog and compile it into checker/messages_zh.mo."""
+        if not (self.root / MESSAGES_EN).is_file():
+            return
+        catalog = self.synced_messages(self.messages_catalog())
+        if write_if_changed(catalog_text(catalog), self.root / MESSAGES_PO):
+            print(f"updated: {MESSAGES_PO.as_posix()}")
+        compiled = self.root / MESSAGES_ZH  # the translated entries: fuzzy ones show English
+        if not compiled.is_file() or compiled.read_bytes() != catalog.to_binary():
+            compiled.write_bytes(catalog.to_binary())
+            print(f"updated: {MESSAGES_ZH.as_posix()}")
+
+    def audit_messages(self):
+        """What keeps the checks' Chinese messages from being complete and current."""
+        found = {kind: [] for kind in ("generated", "untranslated", "changed", "text")}
+        if not (self.root / MESSAGES_EN).is_file():
+            return found
+        english, catalog = english_messages(self.root / MESSAGES_EN), self.messages_catalog()
+        entries = {e.msgctxt: e for e in catalog if not e.obsolete}
+        for code, text in english.items():
+            entry = entries.get(code)
+            if entry is None or not entry.msgstr:
+                found["untranslated"].append(code)
+            elif entry.msgid != text or entry.fuzzy:
+                found["changed"].append(code)
+            elif placeholders(entry.msgstr) != placeholders(text):
+                found["text"].append(f"{code}: placeholders {sorted(placeholders(text))} became "
+                                     f"{sorted(placeholders(entry.msgstr))}")
+        zh_file = self.root / MESSAGES_ZH
+        if (catalog_text(self.synced_messages(catalog)) != catalog_text(catalog)
+                or not zh_file.is_file() or zh_file.read_bytes() != catalog.to_binary()):
+            found["generated"].append(f"{MESSAGES_PO.as_posix()} or {MESSAGES_ZH.as_posix()} is "
+                                      "not in step: run `python tools/zh_sync.py`")
+        return found
 
     def execution_stamp(self, zh_notebook, en_notebook):
         """What a re-executed notebook's outputs depend on: code, English outputs, checker."""
         code = [c.source for c in zh_notebook.cells if c.cell_type == "code"]
         outputs = [shown(c) for c in en_notebook.cells if c.cell_type == "code"]
-        checks = [(self.root / "exercises" / name).read_text() for name in CHECKERS
-                  if (self.root / "exercises" / name).is_file()]
+        checks = [path.read_bytes().hex() for path in sorted((self.root / CHECKER).glob("*"))
+                  if path.is_file()]
         return hashlib.sha256(json.dumps([code, outputs, checks]).encode()).hexdigest()
 
     def build(self, en_file, catalog, old):
@@ -356,6 +436,7 @@ class Course:
     def update(self, run=True):
         """Sync the catalogs, regenerate zh/ and the glossary file, drop what has no English
         notebook; re-execute (if `run`) and return the notebooks whose outputs are stale."""
+        self.update_messages()  # first: the notebooks' execution stamps read the checker
         pool, pending = pool_of(self.files(LOCALE, ".po")), []
         for en_file in self.files():
             catalog = self.synced(self.load_catalog(en_file), read(en_file), en_file, pool)
@@ -442,6 +523,20 @@ class Course:
             print("".join(f"    {problem}\n" for problem in found["text"] + found["style"]), end="")
             totals = [t + c for t, c in zip(totals, counts)]
             complete = complete and not notes
+        catalog = self.synced_messages(self.messages_catalog())
+        counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
+                  len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
+        found = self.audit_messages()
+        notes = [f"{n} {what}" for n, what in zip(
+            (counts[1], counts[2], len(found["text"])),
+            ("fuzzy", "untranslated", "translation problems")) if n]
+        if found["generated"]:
+            notes.append("out of step: run `python tools/zh_sync.py`")
+        print(f"{MESSAGES_PO.as_posix():48} {counts[0]:3}/{sum(counts[:3]):<3} translated"
+              + ("; " + ", ".join(notes) if notes else ""))
+        print("".join(f"    {problem}\n" for problem in found["text"]), end="")
+        totals = [t + c for t, c in zip(totals, counts)]
+        complete = complete and not notes
         print(f"{totals[0]} of {sum(totals[:3])} entries translated, {totals[1]} fuzzy, "
               f"{totals[2]} untranslated, {totals[3]} obsolete")
         return complete

@@ -15,9 +15,9 @@ import pytest
 import torch
 import torch.nn as nn
 
+import checker
 import gpt
-from exercises import checks
-from exercises.checks import (
+from checker.exercises import (
     RATES_4_3,
     check_4_1,
     check_4_2,
@@ -29,7 +29,7 @@ from exercises.checks import (
     review_4_2,
     review_4_3,
 )
-from exercises.messages import MESSAGES
+from checker.feedback import MESSAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -347,7 +347,7 @@ def test_each_mistake_gets_its_diagnosis(capsys, review, check, make_args, codes
 def test_every_diagnosis_is_exercised():
     """Each code of the message table is the expected outcome of some case (or test below)."""
     framing = {"not_quite", "several", "numbered", "hint", "hint_more", "no_more_hints", "hint_repr",
-               "sep_sentences", "sep_field", "sep_names"}
+               "sep_field", "sep_names"}
     tested = {code for cases in (CASES_4_1, CASES_4_2, CASES_4_3) for *_, codes in cases
               for code in codes}
     tested |= {"correct_4_1", "correct_4_2", "correct_4_3", "config_changed"}  # tests below
@@ -492,7 +492,7 @@ def placeholders(text):
 @pytest.fixture(autouse=True)
 def english_afterwards():
     yield
-    checks.set_language("en")
+    checker.set_language("en")
 
 
 def test_every_language_has_the_same_codes_and_placeholders():
@@ -506,7 +506,7 @@ def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
     table = {code: "[" + " ".join([code] + [f"{{{p}}}" for p in sorted(placeholders(text))]) + "]"
              for code, text in MESSAGES["en"].items()}
     monkeypatch.setitem(MESSAGES, "xx", table)
-    checks.set_language("xx")
+    checker.set_language("xx")
     labels = re.compile(r"(gpt2-\w+|[\w.]*[_.][\w.]*|configs?|results)$")  # names, not words
     for review, _, make_args, codes in (case.values for case in CASES):
         feedback = review(*make_args())
@@ -522,7 +522,7 @@ def test_every_word_of_feedback_comes_from_the_message_table(monkeypatch):
 @pytest.mark.parametrize("language, error", [("zz", ValueError), (["en"], TypeError)])
 def test_an_unknown_language_is_a_clear_error(language, error):
     with pytest.raises(error):
-        checks.set_language(language)
+        checker.set_language(language)
 
 
 # ---- the notebooks -------------------------------------------------------------------------------
@@ -540,7 +540,7 @@ def test_check_cells_show_only_the_feedback(path):
 
 
 def test_chinese_feedback_for_untouched_wrong_and_right_answers():
-    checks.set_language("zh")
+    checker.set_language("zh")
     assert review_4_1(None, None).text.startswith("尚未作答")
     assert review_4_1(FF, 12 * ATT).text.startswith("还不对")
     assert review_4_1(FF, ATT).text.startswith("正确")
@@ -548,7 +548,7 @@ def test_chinese_feedback_for_untouched_wrong_and_right_answers():
 
 def test_chinese_feedback_uses_chinese_punctuation():
     """Sentences joined without a space, full-width colons between subject, field and text."""
-    checks.set_language("zh")
+    checker.set_language("zh")
     assert review_4_1(FF, 12 * ATT).text.startswith(
         "还不对：\n  - att_params：这个值可能来自 2 种错误。（1）")
     text = review_4_2(configs(medium={"n_layers": 36}, xl={"n_layers": 36}), None).text
@@ -556,7 +556,7 @@ def test_chinese_feedback_uses_chinese_punctuation():
 
 
 def test_chinese_feedback_joins_lists_with_the_enumeration_comma():
-    checks.set_language("zh")
+    checker.set_language("zh")
     text = review_4_2({"gpt2-medium": {"n_layers": 24}}, {}).text
     assert "缺少 gpt2-large、gpt2-xl 的条目（名称应为 gpt2-medium、gpt2-large、gpt2-xl）" in text
     assert ", " not in text

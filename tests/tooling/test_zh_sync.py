@@ -11,6 +11,7 @@ temporary folder.
 
 import ast
 import functools
+import gettext
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -26,7 +27,7 @@ COURSE = zh_sync.Course()
 ROOT = COURSE.root
 ENGLISH = COURSE.files()
 NAMES = [COURSE.name(path) for path in ENGLISH]
-CATALOGS = COURSE.files(zh_sync.LOCALE, ".po")
+CATALOGS = COURSE.files(zh_sync.LOCALE, ".po") + [COURSE.root / zh_sync.MESSAGES_PO]
 SYNC = "run `python tools/zh_sync.py`"
 
 
@@ -40,7 +41,8 @@ def test_every_english_notebook_has_a_chinese_one_and_a_catalog_and_no_other():
     expected = {COURSE.zh_path(path) for path in ENGLISH}
     assert not expected - chinese, f"no Chinese notebook yet ({SYNC}): {sorted(expected - chinese)}"
     assert not chinese - expected, f"English notebook gone ({SYNC}): {sorted(chinese - expected)}"
-    assert set(CATALOGS) == {COURSE.catalog_path(path) for path in ENGLISH}
+    assert set(CATALOGS) == {COURSE.catalog_path(path) for path in ENGLISH} | {
+        COURSE.root / zh_sync.MESSAGES_PO}  # and the checks' messages
 
 
 @pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
@@ -172,12 +174,13 @@ def repo(tmp_path):
     write_notebook(tmp_path / "exercises" / "exercise_4_1.ipynb", [
         new_markdown_cell("# Exercise 4.1\n\nCount the parameters.", id="ex-title"),
         new_code_cell("# Colab only: the setup cell\nimport os", id="setup"),
-        new_code_cell("from exercises.checks import check_4_1", id="imports"),
+        new_code_cell("from checker.exercises import check_4_1", id="imports"),
         code_cell(STUB, "your count: None\n", "stub"),
         code_cell("print(3 * 3)", "9\n", "mul"),
         code_cell("check_4_1(None)", "Not attempted yet\n", "feedback"),
     ])
-    (tmp_path / "exercises" / "checks.py").write_text("def check_4_1(answer): ...\n")
+    (tmp_path / "checker").mkdir()
+    (tmp_path / "checker" / "exercises.py").write_text("def check_4_1(answer): ...\n")
     (tmp_path / "GLOSSARY.zh.md").write_text(
         "# Glossary\n\n## Glossary\n\n| English | 中文 | note |\n|---|---|---|\n"
         "| token / token ID | 词元 / 词元 ID | not 令牌 |\n| gibberish | 毫无意义的文本 | |\n")
@@ -416,3 +419,48 @@ def test_the_glossary_file_lists_each_term_and_follows_the_glossary(repo):
     glossary = repo.root / "GLOSSARY.zh.md"
     glossary.write_text(glossary.read_text().replace("毫无意义的文本", "乱码"))
     assert zh_sync.glossary_tbx(glossary.read_text()) != tbx.read_text()  # stale: the test fails
+
+
+# ---- the checks' messages: one catalog, compiled into checker/messages_zh.mo -------------------
+
+
+def test_the_checks_messages_are_translated_and_generated():
+    """Every message of checker/messages.py has a current translation whose placeholders are the
+    English ones, and checker/messages_zh.mo is what the catalog compiles into."""
+    assert COURSE.audit_messages() == {"generated": [], "untranslated": [], "changed": [],
+                                       "text": []}
+
+
+def chinese(root, code, english):
+    """What the checker shows in Chinese for this message (checker/feedback.py reads it so)."""
+    with open(root / zh_sync.MESSAGES_ZH, "rb") as compiled:
+        return gettext.GNUTranslations(compiled).pgettext(code, english)
+
+
+def test_a_changed_english_message_makes_its_translation_fuzzy_and_english_shows(tmp_path):
+    course = zh_sync.Course(tmp_path)
+    source = tmp_path / zh_sync.MESSAGES_EN
+    source.parent.mkdir()
+    source.write_text('ENGLISH = {\n    "hello": "Hello, {name}.",\n}\n')
+    course.update_messages()
+    assert course.audit_messages()["untranslated"] == ["hello"]
+    po = polib.pofile(str(tmp_path / zh_sync.MESSAGES_PO))
+    po[0].msgstr = "你好，{name}。"
+    po.save()
+    course.update_messages()
+    assert chinese(tmp_path, "hello", "Hello, {name}.") == "你好，{name}。"
+    assert course.audit_messages()["untranslated"] == []
+
+    source.write_text('ENGLISH = {\n    "hello": "Hello again, {name}.",\n}\n')
+    assert course.audit_messages()["generated"]  # stale until zh_sync runs
+    course.update_messages()
+    entry = polib.pofile(str(tmp_path / zh_sync.MESSAGES_PO))[0]
+    assert entry.fuzzy and entry.previous_msgid == "Hello, {name}."
+    assert course.audit_messages()["changed"] == ["hello"]
+    assert chinese(tmp_path, "hello", "Hello again, {name}.") == "Hello again, {name}."
+
+    po = polib.pofile(str(tmp_path / zh_sync.MESSAGES_PO))
+    po[0].msgstr, po[0].flags, po[0].previous_msgid = "你好，{nam}。", [], None
+    po.save()
+    course.update_messages()
+    assert course.audit_messages()["text"] == ["hello: placeholders ['name'] became ['nam']"]

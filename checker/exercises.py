@@ -5,7 +5,7 @@ naming as a diagnosis code with the wrong value it produces. `_exercise` turns i
 `check_4_N` (prints the feedback), `review_4_N` (returns it as `Feedback(passed, text, codes)`)
 and `hint_4_N` (a nudge, more specific when called again). An untouched starter gets "not
 attempted yet"; feedback never shows an expected figure, and no answer makes a check raise. The
-texts live in exercises/messages.py, one table per language (`set_language`). Expected values
+texts live in checker/messages.py (English; `checker.set_language` picks another). Expected values
 come from gpt.py and a copy of GPT_CONFIG_124M taken at import, which a later change cannot move.
 """
 
@@ -20,15 +20,7 @@ import torch
 import torch.nn as nn
 
 import gpt
-from exercises.feedback import (
-    Feedback,
-    messages,
-    names,
-    numbered,
-    render,
-    say,
-    set_language,  # noqa: F401 (checks.set_language, as notebooks call it)
-)
+from checker.feedback import Feedback, messages, names, numbered, render, say, sentences
 
 BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it
 SIZES = {name: dict(size) for name, size in gpt.GPT2_SIZES.items()}
@@ -55,7 +47,7 @@ def _render(problems, exercise):
         texts = [_say(code, **params) for code, params in diagnoses]
         if len(texts) > 1:  # a value that several mistakes produce
             texts = numbered(_say("several", n=len(texts)), texts)
-        lines.setdefault((field, _say("sep_sentences").join(texts)), []).append(subject)
+        lines.setdefault((field, sentences(texts)), []).append(subject)
         codes += [code for code, _ in diagnoses]
     colon = _say("sep_field")  # the language's punctuation
     text = [colon.join([w for w in (names(filter(None, subjects)), field) if w] + [line])

@@ -1,9 +1,9 @@
-"""The chapter's components as the component checker (exercises/components.py) sees them: how to
-build each one, which inputs to feed it, and the mistakes to plant into it.
+"""The chapter's components as the component checker (checker/components.py) sees them: one
+record each, with how to build it, which inputs to feed it, and the mistakes to plant into it.
 
 A mistake is a mutant of the chapter's code: `layer_norm(m, x)` computes what gpt.LayerNorm
 does, and `layer_norm(m, x, unbiased=True)` the same with one known mistake. A learner's module
-whose outputs equal a mutant's on every input gets that mistake's message (exercises/messages.py).
+whose outputs equal a mutant's on every input gets that mistake's message (checker/messages.py).
 """
 
 import functools
@@ -83,15 +83,20 @@ def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="tra
     def heads(y):
         if split == "view":  # (b, h, t, hd) read straight out of (b, t, d_out)
             return y.view(b, h, t, hd)
+        if split == "strided":  # head j takes features j, j + h, j + 2h, ...
+            return y.view(b, t, hd, h).permute(0, 3, 1, 2)
         return y.view(b, t, h, hd).transpose(1, 2)
 
     q, k, v = heads(m.W_query(x)), heads(m.W_key(x)), heads(m.W_value(x))
     scores = q @ k.transpose(2, 3)
     causal = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(
         diagonal if diagonal is not None else t)
-    divisor = {"head_dim": hd**0.5, "d_out": m.d_out**0.5, "no_sqrt": hd, "none": 1}[scale]
+    divisor = {"head_dim": hd**0.5, "d_out": m.d_out**0.5, "d_in": m.W_query.in_features**0.5,
+               "no_sqrt": hd, "none": 1}[scale]
     if mask == "before":
         scores = scores.masked_fill(causal, -torch.inf)
+    if mask == "uncut":  # the whole context_length x context_length mask: the full length only
+        scores = scores.masked_fill(m.mask.bool(), -torch.inf)
     weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if mask == "after":  # zeroed after the softmax: the rows no longer sum to 1
         weights = weights.masked_fill(causal, 0.0)
@@ -101,7 +106,8 @@ def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="tra
     return m.out_proj(context) if out_proj else context
 
 
-def _block(m, x, *, order="pre", att_shortcut=1, ff_shortcut=1, second_norm="norm2"):
+def _block(m, x, *, order="pre", att_shortcut=1, ff_shortcut=1, second_norm="norm2",
+           stale=False):
     norm2 = getattr(m, second_norm)
     if order == "post":
         x = m.norm1(x + m.drop_shortcut(m.att(x)))
@@ -111,8 +117,9 @@ def _block(m, x, *, order="pre", att_shortcut=1, ff_shortcut=1, second_norm="nor
         x = x + m.drop_shortcut(m.att(x))
         x = norm2(x)
         return x + m.drop_shortcut(m.ff(x))
+    block_input = x
     x = att_shortcut * x + m.drop_shortcut(m.att(m.norm1(x)))
-    return ff_shortcut * x + m.drop_shortcut(m.ff(norm2(x)))
+    return ff_shortcut * (block_input if stale else x) + m.drop_shortcut(m.ff(norm2(x)))
 
 
 def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softmax=False):
@@ -130,7 +137,8 @@ def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softma
 
 def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1):
     for _ in range(max_new_tokens):
-        idx_cond = idx[:, -context_size:] if crop == "last" else idx[:, :context_size]
+        idx_cond = {"last": idx[:, -context_size:], "first": idx[:, :context_size],
+                    "none": idx}[crop]
         with torch.no_grad():
             logits = model(idx_cond)[:, position, :]
         idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=True)
@@ -149,7 +157,11 @@ class Component(NamedTuple):
     build: object  # build(cls, cfg) -> module (None for a function)
     inputs: object  # inputs(cfg) -> [args, ...]
     mistakes: dict  # {diagnosis code: mutant(reference module, *args)}
-    dropout: bool  # whether the chapter's version applies dropout in training mode
+    dropout: bool = False  # whether the chapter's version applies dropout in training mode
+    alone: bool = False  # checked alone too, on inputs of its own, when inside a larger module
+    pairs: bool = False  # tried for two of its mistakes at once
+    qkv_bias: bool = False  # built with qkv_bias=True too: the argument must reach W_query ...
+    notes: tuple = ()  # diagnoses that are no bug: the check passes with a note
 
 
 COMPONENTS = {
@@ -160,19 +172,19 @@ COMPONENTS = {
                   ln_no_eps={"eps": "none"}, ln_no_sqrt={"root": False},
                   ln_no_centering={"center": False}, ln_wrong_axis={"dim": -2},
                   ln_no_affine={"affine": False}),
-        False),
+        alone=True, pairs=True),
     "GELU": Component(
         gpt.GELU, "GELU()", lambda cls, cfg: cls(), _vector_inputs,
         {"gelu_erf": lambda m, x: F.gelu(x), "gelu_relu": lambda m, x: F.relu(x),
          "gelu_constant": lambda m, x: gelu_tanh(x, constant=2 / math.pi),
          "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0)},
-        False),
+        alone=True, notes=("gelu_erf",)),
     "FeedForward": Component(
         gpt.FeedForward, "FeedForward(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
         {"ff_relu": functools.partial(_feed_forward, activation=F.relu),
          "gelu_erf": functools.partial(_feed_forward, activation=F.gelu),
          "ff_no_activation": functools.partial(_feed_forward, activation=lambda x: x)},
-        False),
+        alone=True, notes=("gelu_erf",)),
     "MultiHeadAttention": Component(
         gpt.MultiHeadAttention,
         "MultiHeadAttention(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)",
@@ -182,38 +194,35 @@ COMPONENTS = {
         _vector_inputs,
         _mistakes(_attention, no_mask={"diagonal": None},
                   mask_includes_diagonal={"diagonal": 0}, mask_leaks_one={"diagonal": 2},
-                  mask_after_softmax={"mask": "after"},
+                  mask_after_softmax={"mask": "after"}, mask_not_cut={"mask": "uncut"},
                   no_scaling={"scale": "none"}, scale_d_out={"scale": "d_out"},
-                  scale_no_sqrt={"scale": "no_sqrt"}, softmax_wrong_axis={"softmax_dim": -2},
-                  softmax_heads_axis={"softmax_dim": 1}, split_no_transpose={"split": "view"},
-                  merge_no_transpose={"merge": "view"}, no_out_proj={"out_proj": False}),
-        True),
+                  scale_d_in={"scale": "d_in"}, scale_no_sqrt={"scale": "no_sqrt"},
+                  softmax_wrong_axis={"softmax_dim": -2}, softmax_heads_axis={"softmax_dim": 1},
+                  softmax_batch_axis={"softmax_dim": 0}, split_no_transpose={"split": "view"},
+                  split_strided={"split": "strided"}, merge_no_transpose={"merge": "view"},
+                  no_out_proj={"out_proj": False}),
+        dropout=True, alone=True, pairs=True, qkv_bias=True),
     "TransformerBlock": Component(
         gpt.TransformerBlock, "TransformerBlock(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
         _mistakes(_block, post_ln={"order": "post"}, shortcut_after_norm={"order": "after_norm"},
                   no_att_shortcut={"att_shortcut": 0}, no_ff_shortcut={"ff_shortcut": 0},
                   doubled_att_shortcut={"att_shortcut": 2},
-                  doubled_ff_shortcut={"ff_shortcut": 2}, one_norm={"second_norm": "norm1"}),
-        True),
+                  doubled_ff_shortcut={"ff_shortcut": 2}, one_norm={"second_norm": "norm1"},
+                  stale_shortcut={"stale": True}),
+        dropout=True, pairs=True, qkv_bias=True),
     "GPTModel": Component(
         gpt.GPTModel, "GPTModel(cfg)", lambda cls, cfg: cls(cfg), token_inputs,
         _mistakes(_gpt, no_final_norm={"final_norm": False}, pos_from_ids={"positions": "ids"},
                   no_positions={"positions": "none"}, tied_head={"head": "tok_emb"},
                   softmax_output={"softmax": True}),
-        True),
+        dropout=True, qkv_bias=True),
     "generate_text_simple": Component(
         gpt.generate_text_simple, "generate_text_simple(model, idx, max_new_tokens, context_size)",
         None, _generation_inputs,
-        _mistakes(_generate, crop_first={"crop": "first"},
-                  first_position={"position": 0}, argmax_wrong_axis={"axis": 0}),
-        False),
+        _mistakes(_generate, no_crop={"crop": "none"}, crop_first={"crop": "first"},
+                  first_position={"position": 0}, argmax_wrong_axis={"axis": 0})),
 }
 
-# Found by a rule rather than a mutant: another eps, and a mask that only fits the full context.
-DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
-    "ln_eps_value", "mask_not_cut", "no_crop"}
-PARTS = ("LayerNorm", "GELU", "FeedForward", "MultiHeadAttention")  # checked alone in a model
-NOTES = {"gelu_erf"}  # a diagnosis that is no bug: the check passes with a note
-PAIRS = ("LayerNorm", "MultiHeadAttention", "TransformerBlock")  # tried for two mistakes at once
-# Right on every input it runs, raising on the others: the one length a version cannot take.
-LENGTH = {"MultiHeadAttention": "mask_not_cut", "generate_text_simple": "no_crop"}
+# Another eps is tried as a mutant made to measure (checker/diagnosing.py).
+DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {"ln_eps_value"}
+NOTES = {code for spec in COMPONENTS.values() for code in spec.notes}

@@ -1,0 +1,118 @@
+"""Gradients and training mode, checked once the outputs in eval mode agree."""
+
+import collections
+import math
+
+import torch
+import torch.nn as nn
+
+from checker.feedback import names, probe, problem, say
+from checker.locating import trace
+from checker.planted import COMPONENTS, SEED
+from checker.running import Dropouts, dropout_rates, run, same, seeded, tolerance
+
+
+def _gradients_of(module, params, args):
+    """[the input's gradient] + [each parameter's] after one backward pass of a fixed loss; all
+    None when no tensor comes out or no gradient reaches it."""
+    saved = [p.grad for p in params]
+    x = [a.detach().clone().requires_grad_(a.is_floating_point()) for a in args]
+    try:
+        out = run(module, x, grad=True)
+        g = torch.Generator().manual_seed(SEED)
+        (out * torch.randn(out.shape, generator=g)).sum().backward()
+        return [x[0].grad] + [p.grad for p in params]
+    except Exception:  # no tensor, or one that no gradient reaches
+        return [None] * (len(params) + 1)
+    finally:
+        for p, s in zip(params, saved):
+            p.grad = s
+
+
+def gradients(reference, yours, pairs, args):
+    """Findings for the parameters (and the input) whose gradient, after one backward pass of
+    the same loss, is missing or differs from the chapter's: .data, .detach(), torch.no_grad()."""
+    pairs = [pair for pair in pairs if pair.yours.is_leaf]  # not the rows of a fused projection
+    book = [say("the_input")] + [pair.book_name for pair in pairs]
+    yours = _gradients_of(yours, [pair.yours for pair in pairs], args)
+    chapter = _gradients_of(reference, [pair.reference for pair in pairs], args)
+    none = [n for n, y, r in zip(book, yours, chapter) if y is None and r is not None]
+    differ = [n for n, y, r in zip(book, yours, chapter) if y is not None and r is not None
+              and not (y - r).abs().max() <= 1e-3 * r.abs().max() + 1e-6]  # NaN: differs
+    return [problem(code, names=names(found)) for code, found in
+            (("no_gradient", none), ("gradient_differs", differ)) if found]
+
+
+def _same_drops(reference, yours, inputs):
+    """Whether yours drops the same values as the chapter's at the same rates, however it
+    splits them into calls (a loop over heads): each dropout keeps the values above a threshold
+    taken from the chapter's own dropout inputs, whatever the order."""
+    seen = {}
+
+    def record(x, p, training):
+        seen.setdefault(p if training else 0, []).append(x.detach().flatten())
+        return x
+
+    def drop(x, p, training):
+        if not (training and p):
+            return x
+        return x * (x > cut.get(p, math.inf)) / (1 - p)
+
+    with Dropouts(record):
+        for args in inputs:
+            run(reference, args)
+    values = {p: torch.cat(v).double().unique() for p, v in seen.items() if p}
+    cut = {p: (v[len(v) // 2 - 1: len(v) // 2 + 1].mean().item()) for p, v in values.items()}
+    with Dropouts(drop):
+        return all(same(run(yours, a), run(reference, a), tolerance(a)) for a in inputs)
+
+
+def _dropout_calls(model, args):
+    """The names of the nn.Dropout modules with p > 0 that one training-mode call runs."""
+    found = []
+    for name, _, _ in trace(model, args):
+        module = model.get_submodule(name)
+        if isinstance(module, nn.Dropout) and module.p:
+            found.append(name)
+    return found
+
+
+def training(kind, reference, yours, inputs):
+    """Findings for training mode, once eval mode agrees.
+
+    With one seed the outputs match where dropout draws its random numbers as the chapter's does;
+    else the same values must be dropped at the same rates (see _same_drops).
+    """
+    reference.train(), yours.train()
+    try:
+        reference_outs = [seeded(reference, args) for args in inputs]
+        your_outs = [seeded(yours, args) for args in inputs]
+        if all(same(y, r) for y, r in zip(your_outs, reference_outs)):
+            return []
+        if _same_drops(reference, yours, inputs):
+            return []
+        at = {"where": kind}
+        your_drops = _dropout_calls(yours, inputs[0])
+        if not COMPONENTS[kind].dropout:  # a dropout of its own, or something else
+            return [problem("dropout_extra" if your_drops else "training_differs", **at)]
+        if all(same(seeded(yours, args, SEED + 1), y) for args, y in zip(inputs, your_outs)):
+            return [problem("no_dropout", **at)]
+        your_rates, reference_rates = (dropout_rates(m, inputs[0]) for m in (yours, reference))
+        if not your_rates:
+            return [problem("draws_without_dropout", **at)]
+        if sorted(set(your_rates)) != sorted(set(reference_rates)):  # what was seen: the rates
+            return [probe("dropout_rate", **at, yours=names(sorted(set(your_rates))),
+                          expected=names(sorted(set(reference_rates))))]
+        reference_drops = _dropout_calls(reference, inputs[0])
+        extra = [n for n in your_drops if n not in reference_drops]
+        if extra:
+            return [problem("dropout_extra_at", **at, names=names(extra))]
+        counts = collections.Counter(reference_drops) - collections.Counter(your_drops)
+        if counts and len(your_rates) < len(reference_rates):  # fewer calls, modules unused
+            return [problem("no_dropout_at", **at, names=names(counts.elements()))]
+        with Dropouts(lambda x, p, training: x):  # every rate 0
+            if all(same(run(yours, a), run(reference, a)) for a in inputs):
+                return [problem("dropout_elsewhere", **at, sites=say(f"sites_{kind}"))]
+        return [problem("training_differs", **at)]
+    finally:
+        reference.train(False), yours.train(False)

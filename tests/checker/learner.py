@@ -1,0 +1,1087 @@
+"""Learner-style code for the component checker's tests: each class or function is written the
+way a learner would write it (most copy the chapter's code with one line changed).
+
+CASES names every one of them with the chapter component it is checked against;
+tests/checker/test_verdicts.py stores what the checker says about each (verdicts.json), and
+tests/checker/test_components.py asserts what matters about them one by one.
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.functional import dropout
+
+import gpt
+from checker.planted import COMPONENTS
+
+# ---- LayerNorm ---------------------------------------------------------------------------------
+
+
+def layer_norm(normalize):
+    """A LayerNorm whose forward is `normalize(self, x)`."""
+    return type("LayerNorm", (gpt.LayerNorm,), {"forward": normalize})
+
+
+def ln_unbiased(self, x):
+    mean, var = x.mean(dim=-1, keepdim=True), x.var(dim=-1, keepdim=True)
+    return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+def ln_eps_outside(self, x):
+    mean, std = x.mean(dim=-1, keepdim=True), x.std(dim=-1, keepdim=True, unbiased=False)
+    return self.scale * (x - mean) / (std + self.eps) + self.shift
+
+
+def ln_no_eps(self, x):
+    mean, std = x.mean(dim=-1, keepdim=True), x.std(dim=-1, keepdim=True, unbiased=False)
+    return self.scale * (x - mean) / std + self.shift
+
+
+def ln_no_sqrt(self, x):
+    mean, var = x.mean(dim=-1, keepdim=True), x.var(dim=-1, keepdim=True, unbiased=False)
+    return self.scale * (x - mean) / (var + self.eps) + self.shift
+
+
+def ln_no_centering(self, x):
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return self.scale * x / torch.sqrt(var + self.eps) + self.shift
+
+
+def ln_wrong_axis(self, x):
+    mean, var = x.mean(dim=1, keepdim=True), x.var(dim=1, keepdim=True, unbiased=False)
+    return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+def ln_no_affine(self, x):
+    mean, var = x.mean(dim=-1, keepdim=True), x.var(dim=-1, keepdim=True, unbiased=False)
+    return (x - mean) / torch.sqrt(var + self.eps)
+
+
+# ---- GELU and FeedForward ----------------------------------------------------------------------
+
+
+def gelu(activation):
+    return type("GELU", (nn.Module,), {"forward": lambda self, x: activation(x)})
+
+
+def tanh_gelu(x, c=0.7978845608, half=0.5):  # c: sqrt(2 / pi)
+    return half * x * (1 + torch.tanh(c * (x + 0.044715 * torch.pow(x, 3))))
+
+
+def feed_forward(activation, hidden=4):
+    class FeedForward(nn.Module):
+        def __init__(self, cfg):
+            super().__init__()
+            d = cfg["emb_dim"]
+            self.layers = nn.Sequential(nn.Linear(d, hidden * d), activation,
+                                        nn.Linear(hidden * d, d))
+
+        def forward(self, x):
+            return self.layers(x)
+
+    return FeedForward
+
+
+class FeedForwardWithDropout(gpt.FeedForward):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.dropout = nn.Dropout(cfg["drop_rate"])
+
+    def forward(self, x):
+        return self.dropout(self.layers(x))
+
+
+# ---- MultiHeadAttention: the chapter's forward with one change each ----------------------------
+
+
+class Attention(gpt.MultiHeadAttention):
+    """The chapter's attention, written out in steps a learner can get wrong one at a time."""
+
+    def split(self, y, b, t):
+        return y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def masked(self, scores, t):
+        return scores.masked_fill(self.mask[:t, :t], -torch.inf)
+
+    def weights(self, scores):
+        return torch.softmax(scores / self.head_dim**0.5, dim=-1)
+
+    def merge(self, context, b, t):
+        return context.transpose(1, 2).contiguous().view(b, t, self.d_out)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.dropout(self.weights(self.masked(q @ k.transpose(2, 3), t)))
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+def attention(**methods):
+    return type("MultiHeadAttention", (Attention,), methods)
+
+
+def causal(t, diagonal):
+    return torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=diagonal)
+
+
+class AttentionMaskAfterSoftmax(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(q @ k.transpose(2, 3)).masked_fill(self.mask[:t, :t], 0.0)
+        return self.out_proj(self.merge(self.dropout(w) @ v, b, t))
+
+
+class AttentionNoOutProj(nn.Module):  # out_proj never created: a missing parameter too
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.num_heads, self.head_dim, self.d_out = num_heads, d_out // num_heads, d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (W(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+                   for W in (self.W_query, self.W_key, self.W_value))
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        w = self.dropout(torch.softmax(scores / self.head_dim**0.5, dim=-1))
+        return (w @ v).transpose(1, 2).reshape(b, t, self.d_out)
+
+
+# ---- TransformerBlock, GPTModel, generate_text_simple -------------------------------------------
+
+
+def block(forward):
+    return type("TransformerBlock", (gpt.TransformerBlock,), {"forward": forward})
+
+
+def block_forward(self, x, att_shortcut=True, ff_shortcut=True, att_twice=False,
+                  ff_twice=False):
+    """The chapter's block, step by step; the flags plant a missing or doubled shortcut."""
+    shortcut = x
+    x = self.drop_shortcut(self.att(self.norm1(x)))
+    x = x + shortcut if att_shortcut else x
+    x = x + shortcut if att_twice else x
+    shortcut = x
+    x = self.drop_shortcut(self.ff(self.norm2(x)))
+    x = x + shortcut if ff_shortcut else x
+    return x + shortcut if ff_twice else x
+
+
+def post_ln(self, x):
+    x = self.norm1(x + self.drop_shortcut(self.att(x)))
+    return self.norm2(x + self.drop_shortcut(self.ff(x)))
+
+
+def shortcut_after_norm(self, x):
+    x = self.norm1(x)
+    x = x + self.drop_shortcut(self.att(x))
+    x = self.norm2(x)
+    return x + self.drop_shortcut(self.ff(x))
+
+
+def one_norm(self, x):
+    x = x + self.drop_shortcut(self.att(self.norm1(x)))
+    return x + self.drop_shortcut(self.ff(self.norm1(x)))
+
+
+def gpt_model(forward):
+    return type("GPTModel", (gpt.GPTModel,), {"forward": forward})
+
+
+def book_gpt_forward(self, in_idx, positions=None, final_norm=True):
+    """The chapter's GPTModel.forward; `positions` and `final_norm` plant two mistakes."""
+    t = in_idx.shape[1]
+    x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(t) if positions is None else positions)
+    x = self.trf_blocks(self.drop_emb(x))
+    return self.out_head(self.final_norm(x) if final_norm else x)
+
+
+def generate(step):
+    """generate_text_simple whose loop body is `step(model, idx, context_size)` -> next ids."""
+
+    def generate_text_simple(model, idx, max_new_tokens, context_size):
+        for _ in range(max_new_tokens):
+            idx = torch.cat((idx, step(model, idx, context_size)), dim=1)
+        return idx
+
+    return generate_text_simple
+
+
+PLANTED = {
+    "ln_unbiased": (layer_norm(ln_unbiased), None),
+    "ln_eps_outside": (layer_norm(ln_eps_outside), None),
+    "ln_no_eps": (layer_norm(ln_no_eps), None),
+    "ln_no_sqrt": (layer_norm(ln_no_sqrt), None),
+    "ln_no_centering": (layer_norm(ln_no_centering), None),
+    "ln_wrong_axis": (layer_norm(ln_wrong_axis), None),
+    "ln_no_affine": (layer_norm(ln_no_affine), None),
+    "gelu_erf": (gelu(nn.GELU()), None),
+    "gelu_relu": (gelu(torch.relu), None),
+    "gelu_constant": (gelu(lambda x: tanh_gelu(x, c=2 / math.pi)), None),
+    "gelu_no_half": (gelu(lambda x: tanh_gelu(x, half=1)), None),
+    "ff_relu": (feed_forward(nn.ReLU()), gpt.FeedForward),
+    "ff_no_activation": (feed_forward(nn.Identity()), gpt.FeedForward),
+    "ff_no_expansion": (feed_forward(gpt.GELU(), hidden=1), gpt.FeedForward),
+    "no_mask": (attention(masked=lambda self, s, t: s), None),
+    "mask_includes_diagonal": (attention(
+        masked=lambda self, s, t: s.masked_fill(causal(t, 0), -torch.inf)), None),
+    "mask_leaks_one": (attention(
+        masked=lambda self, s, t: s.masked_fill(causal(t, 2), -torch.inf)), None),
+    "mask_not_cut": (attention(masked=lambda self, s, t: s.masked_fill(self.mask, -torch.inf)),
+                     None),
+    "mask_after_softmax": (AttentionMaskAfterSoftmax, gpt.MultiHeadAttention),
+    "no_scaling": (attention(weights=lambda self, s: torch.softmax(s, dim=-1)), None),
+    "scale_d_out": (attention(
+        weights=lambda self, s: torch.softmax(s / math.sqrt(self.d_out), dim=-1)), None),
+    "scale_no_sqrt": (attention(weights=lambda self, s: torch.softmax(s / self.head_dim, -1)),
+                      None),
+    "softmax_wrong_axis": (attention(
+        weights=lambda self, s: torch.softmax(s / self.head_dim**0.5, dim=2)), None),
+    "softmax_heads_axis": (attention(
+        weights=lambda self, s: torch.softmax(s / self.head_dim**0.5, dim=1)), None),
+    "split_no_transpose": (attention(
+        split=lambda self, y, b, t: y.view(b, self.num_heads, t, self.head_dim)), None),
+    "merge_no_transpose": (attention(
+        merge=lambda self, c, b, t: c.contiguous().view(b, t, self.d_out)), None),
+    "no_out_proj": (AttentionNoOutProj, gpt.MultiHeadAttention),
+    "post_ln": (block(post_ln), None),
+    "shortcut_after_norm": (block(shortcut_after_norm), None),
+    "no_att_shortcut": (block(lambda self, x: block_forward(self, x, att_shortcut=False)), None),
+    "no_ff_shortcut": (block(lambda self, x: block_forward(self, x, ff_shortcut=False)), None),
+    "doubled_att_shortcut": (block(lambda self, x: block_forward(self, x, att_twice=True)), None),
+    "doubled_ff_shortcut": (block(lambda self, x: block_forward(self, x, ff_twice=True)), None),
+    "one_norm": (block(one_norm), None),
+    "no_final_norm": (gpt_model(lambda self, idx: book_gpt_forward(self, idx, final_norm=False)),
+                      None),
+    "pos_from_ids": (gpt_model(lambda self, idx: book_gpt_forward(self, idx, positions=idx)),
+                     None),
+    "no_positions": (gpt_model(lambda self, idx: self.out_head(self.final_norm(
+        self.trf_blocks(self.tok_emb(idx))))), None),
+    "tied_head": (gpt_model(lambda self, idx: F.linear(self.final_norm(self.trf_blocks(
+        self.tok_emb(idx) + self.pos_emb(torch.arange(idx.shape[1])))), self.tok_emb.weight)),
+        None),
+    "softmax_output": (gpt_model(lambda self, idx: book_gpt_forward(self, idx).softmax(dim=-1)),
+                       None),
+    "no_crop": (generate(lambda model, idx, n: model(idx)[:, -1].argmax(-1, keepdim=True)), None),
+    "crop_first": (generate(lambda model, idx, n: model(idx[:, :n])[:, -1].argmax(-1)[:, None]),
+                   None),
+    "first_position": (generate(
+        lambda model, idx, n: model(idx[:, -n:])[:, 0, :].argmax(dim=-1, keepdim=True)), None),
+    "argmax_wrong_axis": (generate(
+        lambda model, idx, n: torch.argmax(model(idx[:, -n:])[:, -1, :], dim=0, keepdim=True)),
+        None),
+}
+
+
+
+# ---- the same mistakes inside larger modules: located, then diagnosed ---------------------------
+
+
+def with_parts(kind, **parts):
+    """A chapter class `kind` whose submodules of type gpt.X are replaced by parts["X"]."""
+    base = getattr(gpt, kind)
+
+    def __init__(self, cfg):
+        base.__init__(self, cfg)
+        for name, module in list(self.named_modules()):
+            new = parts.get(type(module).__name__)
+            if new is not None and name:
+                parent, _, leaf = name.rpartition(".")
+                kind = type(module).__name__
+                part = new(d_in=cfg["emb_dim"], d_out=cfg["emb_dim"], context_length=cfg[
+                    "context_length"], dropout=cfg["drop_rate"], num_heads=cfg["n_heads"],
+                    qkv_bias=cfg["qkv_bias"]) if (
+                    kind == "MultiHeadAttention") else COMPONENTS[kind].build(new, cfg)
+                self.get_submodule(parent).register_module(leaf, part)
+
+    return type(kind, (base,), {"__init__": __init__})
+
+
+
+class TypedGPTModel(nn.Module):
+    """A GPTModel as a learner types it from the book, in their own notebook."""
+
+    def __init__(self, cfg, norm=gpt.LayerNorm):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.Sequential(*[gpt.TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        for b in self.trf_blocks:
+            b.norm1, b.norm2 = norm(cfg["emb_dim"]), norm(cfg["emb_dim"])
+        self.final_norm = norm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    forward = book_gpt_forward
+
+
+SMALL = {**gpt.GPT_CONFIG_124M, "vocab_size": 500, "emb_dim": 48, "n_heads": 4, "n_layers": 2, "context_length": 32}
+
+
+
+# ---- equivalent rewrites pass --------------------------------------------------------------------
+
+
+class FunctionalLayerNorm(gpt.LayerNorm):
+    def forward(self, x):
+        return F.layer_norm(x, self.scale.shape, self.scale, self.shift, self.eps)
+
+
+class TorchGELU(nn.GELU):
+    def __init__(self):
+        super().__init__(approximate="tanh")
+
+
+class EinsumAttention(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (W(x).view(b, t, self.num_heads, self.head_dim)
+                   for W in (self.W_query, self.W_key, self.W_value))
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / math.sqrt(self.head_dim)
+        w = self.dropout(torch.softmax(scores.masked_fill(self.mask[:t, :t], -math.inf), -1))
+        return self.out_proj(torch.einsum("bhqk,bkhd->bqhd", w, v).reshape(b, t, self.d_out))
+
+
+class SdpaAttention(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        p = self.dropout.p if self.training else 0.0
+        context = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        return self.out_proj(self.merge(context, b, t))
+
+
+class FusedAttention(nn.Module):
+    """One qkv projection, (3 * d_out, d_in), as GPT-2's c_attn; SDPA for the rest."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.num_heads, self.d_out, self.p = num_heads, d_out, dropout
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.num_heads, -1).permute(2, 0, 3, 1, 4)
+        context = F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.p if self.training else 0.0)
+        return self.out_proj(context.transpose(1, 2).reshape(b, t, self.d_out))
+
+
+def generate_without_softmax(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])
+        idx = torch.cat([idx, logits[:, -1].argmax(dim=-1).unsqueeze(-1)], dim=-1)
+    return idx
+
+
+
+# ---- training mode -----------------------------------------------------------------------------
+
+
+class AttentionWithoutDropout(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))  # self.dropout left out
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+class BlockWithExtraDropout(gpt.TransformerBlock):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.drop_ff = nn.Dropout(cfg["drop_rate"])
+
+    def forward(self, x):
+        x = x + self.drop_shortcut(self.att(self.norm1(x)))
+        return x + self.drop_shortcut(self.drop_ff(self.ff(self.norm2(x))))
+
+
+
+# ---- odd inputs get one sentence ---------------------------------------------------------------
+
+
+def raises_runtime_error(self, x):
+    raise RuntimeError("boom")
+
+
+class Stub(nn.Module):
+    def __init__(self, emb_dim):
+        super().__init__()
+
+    def forward(self, x):
+        raise NotImplementedError
+
+
+def stub_generate(model, idx, max_new_tokens, context_size):
+    raise NotImplementedError("fill me in")
+
+
+class NotAModule:
+    def __init__(self, emb_dim):
+        pass
+
+
+def list_generate(model, idx, max_new_tokens, context_size):
+    return gpt.generate_text_simple(model, idx, max_new_tokens, context_size).tolist()
+
+
+
+
+# ---- the rarer findings ------------------------------------------------------------------------
+
+
+class AttentionOwnDropout(Attention):
+    """Drops attention weights with its own random numbers: the same rate, other draws."""
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))
+        if self.training:
+            p = self.dropout.p
+            w = w * (torch.rand_like(w) >= p) / (1 - p)
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+class AttentionScaledInTraining(Attention):
+    def forward(self, x):
+        return super().forward(x) * (1.5 if self.training else 1.0)
+
+
+class AttentionDropsOutput(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))
+        return self.dropout(self.out_proj(self.merge(w @ v, b, t)))  # dropout moved
+
+
+class BlockDropsInput(gpt.TransformerBlock):
+    def forward(self, x):
+        x = x + self.att(self.drop_shortcut(self.norm1(x)))
+        return x + self.ff(self.drop_shortcut(self.norm2(x)))
+
+
+class GPTDropsLate(gpt.GPTModel):
+    def forward(self, in_idx):
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(in_idx.shape[1]))
+        return self.out_head(self.final_norm(self.drop_emb(self.trf_blocks(x))))
+
+
+class BlockOneDropout(gpt.TransformerBlock):
+    def forward(self, x):
+        x = x + self.att(self.norm1(x))  # drop_shortcut left out here only
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+
+# ---- learner code the first round let through or misread ----------------------------------------
+
+
+class AttentionRightForEight(Attention):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mask[8:] = False  # a mask that only holds for the first 8 positions
+
+
+class LayerNormOnePass(gpt.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = (x * x).mean(dim=-1, keepdim=True) - mean**2  # E[x^2] - E[x]^2
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class LayerNormClampedMean(gpt.LayerNorm):
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True).clamp(-10, 10)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class LayerNormSwappedInit(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.scale = nn.Parameter(torch.zeros(emb_dim))
+        self.shift = nn.Parameter(torch.ones(emb_dim))
+
+
+class LayerNormData(gpt.LayerNorm):
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale.data * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class LayerNormDetached(gpt.LayerNorm):
+    def forward(self, x):
+        x = x.detach()
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class LayerNormOverTheBatch(gpt.LayerNorm):
+    def forward(self, x):  # one mean and variance for all rows of the batch
+        mean, var = x.mean(dim=(0, -1), keepdim=True), x.var(dim=(0, -1), keepdim=True,
+                                                             unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class AttentionSwappedLinear(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.W_query = nn.Linear(d_out, d_in, bias=qkv_bias)  # in and out swapped
+
+
+class GPTWrappedPositions(gpt.GPTModel):
+    def forward(self, in_idx):
+        t = in_idx.shape[1]
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(t) % 8)  # wraps after 8
+        return self.out_head(self.final_norm(self.trf_blocks(self.drop_emb(x))))
+
+
+
+class AttentionHeadLoop(nn.Module):
+    """One head at a time, with dropout on each head's weights: the chapter's function."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), 1))
+
+    def forward(self, x, drop_scores=False):
+        t = x.shape[1]
+        heads = []
+        for h in range(self.num_heads):
+            part = slice(h * self.head_dim, (h + 1) * self.head_dim)
+            q, k, v = (W(x)[..., part] for W in (self.W_query, self.W_key, self.W_value))
+            scores = q @ k.transpose(1, 2) / self.head_dim**0.5
+            scores = self.dropout(scores) if drop_scores else scores  # dropout on another tensor
+            w = torch.softmax(scores.masked_fill(self.mask[:t, :t].bool(), -torch.inf), dim=-1)
+            heads.append((w if drop_scores else self.dropout(w)) @ v)
+        return self.out_proj(torch.cat(heads, dim=-1))
+
+
+class AttentionDropsScores(AttentionHeadLoop):
+    def forward(self, x):
+        return super().forward(x, drop_scores=True)
+
+
+
+class GPTReadsPositions(gpt.GPTModel):
+    def forward(self, in_idx, final_first=False):
+        x = self.tok_emb(in_idx) + self.pos_emb.weight[:in_idx.shape[1]]  # read, not called
+        x = self.drop_emb(x)
+        x = self.final_norm(x) if final_first else x
+        x = self.trf_blocks(x)
+        return self.out_head(x if final_first else self.final_norm(x))
+
+
+# ---- code that tests of their own check ---------------------------------------------------------
+
+
+class LayerNormEps1e6(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.eps = 1e-6
+
+
+class DoubledLayerNorm(gpt.LayerNorm):  # no mistake the check knows
+    def forward(self, x):
+        return 2 * super().forward(x)
+
+
+class AttentionUsesMaskForEight(Attention):
+    def masked(self, scores, t):  # the buffer is fine; the mask used is not
+        return scores.masked_fill(causal(t, 1) & (torch.arange(t) < 8)[:, None], -torch.inf)
+
+
+def generate_forgets_keepdim(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = torch.argmax(logits, dim=-1)  # keepdim forgotten
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+class AttentionForgetsContiguous(Attention):
+    def merge(self, context, b, t):
+        return context.transpose(1, 2).view(b, t, self.d_out)  # .contiguous() forgotten
+
+
+class FeedForwardWithGELUClass(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        d = cfg["emb_dim"]
+        self.layers = nn.Sequential(nn.Linear(d, 4 * d), gpt.GELU, nn.Linear(4 * d, d))
+
+
+GPTReadsPositionsPostLN = type("GPTModel", (with_parts("GPTModel", TransformerBlock=block(post_ln)),
+                                            GPTReadsPositions),
+                               {"forward": GPTReadsPositions.forward})
+GPTFinalNormFirst = gpt_model(lambda self, idx: GPTReadsPositions.forward(self, idx,
+                                                                          final_first=True))
+
+
+class GPTRepeatedBlock(gpt.GPTModel):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.trf_blocks = nn.Sequential(*[gpt.TransformerBlock(cfg)] * cfg["n_layers"])
+
+
+def ln_two_mistakes(self, x):
+    mean, std = x.mean(dim=-1, keepdim=True), x.std(dim=-1, keepdim=True)  # n - 1
+    return self.scale * (x - mean) / (std + self.eps) + self.shift  # eps outside
+
+
+class LayerNormWithoutShift(nn.Module):
+    def __init__(self, emb_dim):
+        super().__init__()
+        self.eps, self.scale = 1e-5, nn.Parameter(torch.ones(emb_dim))
+
+    def forward(self, x):
+        return self.scale * (x - x.mean(-1, keepdim=True)) / torch.sqrt(
+            x.var(-1, keepdim=True, unbiased=False) + self.eps)
+
+
+class AttentionSwappedArguments(Attention):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout):  # order swapped
+        gpt.MultiHeadAttention.__init__(self, d_in, d_out, context_length, dropout, num_heads)
+
+
+class LayerNormRenamedShift(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        del self.shift
+        self.beta = nn.Parameter(torch.zeros(emb_dim))
+
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.beta
+
+
+def no_norm2(self, x):
+    x = x + self.drop_shortcut(self.att(self.norm1(x)))
+    return x + self.drop_shortcut(self.ff(x))
+
+
+class AttentionLastTokenOnly(Attention):
+    def forward(self, x):
+        return super().forward(x)[:, -1:, :]  # (b, 1, d_out): the block still broadcasts it
+
+
+class HalfFeedForward(gpt.FeedForward):
+    def forward(self, x):
+        return self.layers[:2](x)  # the second layer left out
+
+
+class GPTSkipsLastBlock(gpt.GPTModel):
+    def forward(self, in_idx):
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(in_idx.shape[1]))
+        return self.out_head(self.final_norm(self.trf_blocks[0](x)))
+
+
+def ff_first(self, x):
+    x = x + self.drop_shortcut(self.ff(self.norm2(x)))
+    return x + self.drop_shortcut(self.att(self.norm1(x)))
+
+
+def generate_samples(model, idx, max_new_tokens, context_size):
+    torch.manual_seed(0)
+    for _ in range(max_new_tokens):
+        probas = torch.softmax(model(idx[:, -context_size:])[:, -1, :], dim=-1)
+        idx = torch.cat((idx, torch.multinomial(probas, 1)), dim=1)
+    return idx
+
+
+def generate_returns_nothing(model, idx, max_new_tokens, context_size):
+    idx = gpt.generate_text_simple(model, idx, max_new_tokens, context_size)  # noqa: F841
+
+
+class LayerNormGammaBeta(nn.Module):
+    def __init__(self, emb_dim):
+        super().__init__()
+        self.gamma, self.beta = nn.Parameter(torch.ones(emb_dim)), nn.Parameter(torch.zeros(emb_dim))
+
+    def forward(self, x):
+        return F.layer_norm(x, x.shape[-1:], self.gamma, self.beta, 1e-5)
+
+
+class GPTHeadWithBias(gpt.GPTModel):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"])
+
+
+class RowLayerNorm(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.scale = nn.Parameter(torch.ones(1, emb_dim))
+
+
+class LayerNormInitRaises(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        raise ValueError("no")
+
+
+LayerNormScaledInTraining = type("LayerNorm", (gpt.LayerNorm,), {
+    "forward": lambda self, x: gpt.LayerNorm.forward(self, x) * (0.9 if self.training else 1.0)})
+
+
+def _named(kind, *learner_code):
+    """Learners name their code as the chapter does, and the check finds its reference so."""
+    for code in learner_code:
+        code.__name__ = code.__qualname__ = kind
+
+
+_named("LayerNorm", LayerNormEps1e6, DoubledLayerNorm, LayerNormRenamedShift, RowLayerNorm,
+       LayerNormInitRaises, LayerNormWithoutShift, LayerNormGammaBeta)
+_named("FeedForward", FeedForwardWithGELUClass, HalfFeedForward)
+_named("MultiHeadAttention", AttentionUsesMaskForEight, AttentionForgetsContiguous,
+       AttentionSwappedArguments, AttentionLastTokenOnly)
+_named("GPTModel", GPTSkipsLastBlock, GPTHeadWithBias, GPTRepeatedBlock)
+_named("generate_text_simple", generate_forgets_keepdim, generate_samples,
+       generate_returns_nothing)
+
+
+# ---- every case: (name, your code, the chapter component it is checked against or None) ---------
+
+INSIDE = [  # (kind, part, planted code): a planted mistake inside a larger module
+    ("GPTModel", "LayerNorm", "ln_eps_outside"), ("GPTModel", "GELU", "gelu_no_half"),
+    ("GPTModel", "MultiHeadAttention", "no_mask"),
+    ("GPTModel", "MultiHeadAttention", "mask_not_cut"),
+    ("GPTModel", "TransformerBlock", "post_ln"),
+    ("TransformerBlock", "MultiHeadAttention", "merge_no_transpose"),
+    ("TransformerBlock", "FeedForward", "ff_relu"),
+    ("TransformerBlock", "FeedForward", "ff_no_activation"),
+]
+
+CASES = [(f"planted {code}", yours, reference) for code, (yours, reference) in PLANTED.items()]
+CASES += [(f"inside {kind} {code}", with_parts(kind, **{part: PLANTED[code][0]}), None)
+          for kind, part, code in INSIDE]
+CASES += [
+    ("eps 1e-6", LayerNormEps1e6, None),
+    ("exact GELU in a model", with_parts("GPTModel", GELU=gelu(nn.GELU())), None),
+    ("doubled layer norm in a block", with_parts("TransformerBlock", LayerNorm=DoubledLayerNorm),
+     None),
+    # rewrites that compute the chapter's function
+    ("rewrite F.layer_norm", FunctionalLayerNorm, gpt.LayerNorm),
+    ("rewrite nn.GELU tanh", TorchGELU, gpt.GELU),
+    ("rewrite feed-forward with nn.GELU", feed_forward(nn.GELU(approximate="tanh")), None),
+    ("rewrite einsum attention", EinsumAttention, gpt.MultiHeadAttention),
+    ("rewrite SDPA attention", SdpaAttention, gpt.MultiHeadAttention),
+    ("rewrite fused qkv", FusedAttention, gpt.MultiHeadAttention),
+    ("rewrite fused qkv in a block", with_parts("TransformerBlock",
+                                                MultiHeadAttention=FusedAttention), None),
+    ("rewrite model with F.layer_norm and nn.GELU", with_parts(
+        "GPTModel", LayerNorm=FunctionalLayerNorm, GELU=TorchGELU), None),
+    ("rewrite generate without softmax", generate_without_softmax, gpt.generate_text_simple),
+    ("rewrite attention loop over heads", AttentionHeadLoop, gpt.MultiHeadAttention),
+    ("rewrite loop over heads in a block", with_parts("TransformerBlock",
+                                                      MultiHeadAttention=AttentionHeadLoop), None),
+]
+CASES += [(f"reference {name}", getattr(gpt, name), None) for name in COMPONENTS]
+CASES += [
+    # training mode
+    ("feed-forward with dropout", FeedForwardWithDropout, gpt.FeedForward),
+    ("attention without dropout", AttentionWithoutDropout, gpt.MultiHeadAttention),
+    ("block with an extra dropout", BlockWithExtraDropout, gpt.TransformerBlock),
+    ("layer norm scaled in training", LayerNormScaledInTraining, gpt.LayerNorm),
+    ("attention drops its output", AttentionDropsOutput, gpt.MultiHeadAttention),
+    ("block drops the sublayers' inputs", BlockDropsInput, gpt.TransformerBlock),
+    ("model drops after the blocks", GPTDropsLate, gpt.GPTModel),
+    ("attention with its own dropout draws", AttentionOwnDropout, gpt.MultiHeadAttention),
+    ("block with one shortcut dropout", BlockOneDropout, gpt.TransformerBlock),
+    ("attention scaled in training", AttentionScaledInTraining, gpt.MultiHeadAttention),
+    ("attention drops the scores", AttentionDropsScores, gpt.MultiHeadAttention),
+    # odd inputs
+    ("None", None, None),
+    ("stub", type("LayerNorm", (Stub,), {}), None),
+    ("stub generate", stub_generate, gpt.generate_text_simple),
+    ("a built module", gpt.LayerNorm(4), None),
+    ("a string", "LayerNorm", None),
+    ("an unknown class", nn.Linear, None),
+    ("an unknown reference", gpt.LayerNorm, nn.Linear),
+    ("a function for a class", lambda x: x, gpt.LayerNorm),
+    ("a class for a function", gpt.LayerNorm, gpt.generate_text_simple),
+    ("another signature", gpt.FeedForward, gpt.LayerNorm),
+    ("not a module", NotAModule, gpt.LayerNorm),
+    ("forward raises", layer_norm(raises_runtime_error), None),
+    ("forward returns None", layer_norm(lambda self, x: None), None),
+    ("forward returns a list", layer_norm(lambda self, x: [x]), None),
+    ("generate returns a list", list_generate, gpt.generate_text_simple),
+    ("arguments in another order", AttentionSwappedArguments, None),
+    # the rarer findings
+    ("shift renamed beta", LayerNormRenamedShift, gpt.LayerNorm),
+    ("block without norm2", block(no_norm2), None),
+    ("attention returns the last token", with_parts("TransformerBlock",
+                                                    MultiHeadAttention=AttentionLastTokenOnly),
+     None),
+    ("feed-forward skips its second layer", with_parts("TransformerBlock",
+                                                       FeedForward=HalfFeedForward), None),
+    ("model skips the last block", GPTSkipsLastBlock, gpt.GPTModel),
+    ("block runs the feed-forward first", block(ff_first), None),
+    ("generate samples", generate_samples, None),
+    ("generate returns nothing", generate_returns_nothing, None),
+    ("layer norm named gamma and beta", LayerNormGammaBeta, None),
+    ("output head with a bias", GPTHeadWithBias, None),
+    ("scale of shape (1, emb_dim)", RowLayerNorm, gpt.LayerNorm),
+    ("constructor raises", LayerNormInitRaises, None),
+    # learner code the first round let through or misread
+    ("attention mask right for 8 positions", AttentionRightForEight, gpt.MultiHeadAttention),
+    ("one-pass variance", LayerNormOnePass, gpt.LayerNorm),
+    ("clamped mean", LayerNormClampedMean, gpt.LayerNorm),
+    ("norm over the batch", LayerNormOverTheBatch, gpt.LayerNorm),
+    ("scale and shift initialized swapped", LayerNormSwappedInit, gpt.LayerNorm),
+    ("scale.data", LayerNormData, gpt.LayerNorm),
+    ("input detached", LayerNormDetached, gpt.LayerNorm),
+    ("W_query in and out swapped", AttentionSwappedLinear, gpt.MultiHeadAttention),
+    ("positions wrap after 8", GPTWrappedPositions, gpt.GPTModel),
+    ("attention uses a mask right for 8", AttentionUsesMaskForEight, None),
+    ("generate forgets keepdim", generate_forgets_keepdim, None),
+    ("attention forgets contiguous", AttentionForgetsContiguous, None),
+    ("feed-forward holds the GELU class", FeedForwardWithGELUClass, None),
+    ("model reads pos_emb's weight", GPTReadsPositionsPostLN, None),
+    ("model normalizes before the blocks", GPTFinalNormFirst, None),
+    ("one block repeated", GPTRepeatedBlock, None),
+    ("two layer-norm mistakes", layer_norm(ln_two_mistakes), None),
+    ("layer norm without shift", LayerNormWithoutShift, None),
+]
+
+
+def _models(yours, seed_yours=3, seed_reference=None):
+    """compare_models' arguments: your model and the chapter's, each built with its own seed."""
+    def make():
+        torch.manual_seed(seed_yours)
+        mine = yours()
+        if seed_reference is not None:
+            torch.manual_seed(seed_reference)
+        return mine, gpt.GPTModel(SMALL)
+
+    return make
+
+
+# compare_models: (name, a function that builds (your model, the reference model))
+MODEL_CASES = [
+    ("typed model, unbiased variance", _models(
+        lambda: TypedGPTModel(SMALL, norm=layer_norm(ln_unbiased)), 1, 2)),
+    ("typed model", _models(lambda: TypedGPTModel(SMALL))),
+    ("typed model with nn.LayerNorm", _models(
+        lambda: TypedGPTModel(SMALL, norm=lambda d: nn.LayerNorm(d, eps=1e-5)))),
+    ("positions wrap after 8", _models(lambda: GPTWrappedPositions(SMALL), 0)),
+    ("the same model", _models(lambda: gpt.GPTModel(SMALL))),
+]
+
+
+# ---- round 3: code that passed though wrong, or got a message that sends the learner astray -----
+
+
+class AttentionBiasFalse(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=False)  # qkv_bias ignored
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+
+
+class AttentionMaskAttribute(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        del self.mask
+        self.mask = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), 1)
+
+
+def generate_overwrites_prompt(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        with torch.no_grad():
+            logits = model(idx[:, -context_size:])
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
+        idx.data = torch.cat((idx, idx_next), dim=1)  # the caller's tensor grows
+    return idx
+
+
+class GPTModuleListStale(gpt.GPTModel):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.trf_blocks = nn.ModuleList(gpt.TransformerBlock(cfg) for _ in range(cfg["n_layers"]))
+
+    def forward(self, in_idx):
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(in_idx.shape[1]))
+        x = self.drop_emb(x)
+        for block in self.trf_blocks:
+            h = block(x)  # each block gets the embeddings, not the previous block's output
+        return self.out_head(self.final_norm(h))
+
+
+class AttentionMaskTooSmall(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.register_buffer("mask", causal(16, 1))  # a fixed size, smaller than the context
+
+
+def generate_batch_of_one(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = logits.argmax().view(1, 1)  # one id: right only for a batch of one
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+class LayerNormSubInPlace(gpt.LayerNorm):
+    def forward(self, x):
+        mean, var = x.mean(-1, keepdim=True), x.var(-1, keepdim=True, unbiased=False)
+        return self.scale * x.sub_(mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class GELUMulInPlace(nn.Module):
+    def forward(self, x):
+        return x.mul_(0.5 * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))))
+
+
+class BlockAddsInPlace(gpt.TransformerBlock):
+    def forward(self, x):
+        x += self.drop_shortcut(self.att(self.norm1(x)))  # the caller's x changes
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+class AttentionDropoutFixedRate(Attention):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.dropout = nn.Dropout(0.1)  # the rate passed in is ignored
+
+
+def generate_samples_unseeded(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        probas = torch.softmax(model(idx[:, -context_size:])[:, -1, :], dim=-1)
+        idx = torch.cat((idx, torch.multinomial(probas, 1)), dim=1)
+    return idx
+
+
+class LayerNormPlainTensors(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        del self.scale, self.shift
+        self.scale, self.shift = torch.ones(emb_dim), torch.zeros(emb_dim)
+
+
+class LayerNormEps1e12(gpt.LayerNorm):
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.eps = 1e-12
+
+
+class BlockNoNorm1Raises(gpt.TransformerBlock):
+    def forward(self, x):
+        x = x + self.drop_shortcut(self.att(x))  # norm1 forgotten
+        b, t, d = x.shape
+        x = x.view(b, 24, d)  # the context length written in: shorter inputs fail here
+        return x + self.drop_shortcut(self.ff(self.norm2(x)))
+
+
+def generate_no_crop(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx)  # the whole idx, however long it grows
+        idx_next = torch.argmax(logits[:, -1, :], dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+
+
+AttentionScaleDIn = attention(weights=lambda self, s: torch.softmax(
+    s / self.W_query.in_features**0.5, dim=-1))
+AttentionStridedHeads = attention(split=lambda self, y, b, t: y.view(
+    b, t, self.head_dim, self.num_heads).permute(0, 3, 1, 2))
+AttentionSoftmaxBatch = attention(weights=lambda self, s: torch.softmax(
+    s / self.head_dim**0.5, dim=0))
+AttentionScaledAfterSoftmax = attention(  # and the diagonal masked: query 0 has no key left
+    masked=lambda self, s, t: s.masked_fill(causal(t, 0), -torch.inf),
+    weights=lambda self, s: torch.softmax(s, dim=-1) / self.head_dim**0.5)
+
+
+def block_stale_shortcut(self, x):
+    shortcut = x
+    x = self.drop_shortcut(self.att(self.norm1(x))) + shortcut
+    x = self.drop_shortcut(self.ff(self.norm2(x))) + shortcut  # shortcut not updated
+    return x
+
+
+class AttentionTorchDropout(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))
+        w = torch.dropout(w, self.dropout.p, self.training)
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+class AttentionHeadLoopImportedDropout(AttentionHeadLoop):
+    def forward(self, x):
+        t, heads = x.shape[1], []
+        for h in range(self.num_heads):
+            part = slice(h * self.head_dim, (h + 1) * self.head_dim)
+            q, k, v = (W(x)[..., part] for W in (self.W_query, self.W_key, self.W_value))
+            scores = (q @ k.transpose(1, 2) / self.head_dim**0.5).masked_fill(
+                self.mask[:t, :t].bool(), -torch.inf)
+            w = dropout(torch.softmax(scores, dim=-1), self.dropout.p, self.training)
+            heads.append(w @ v)
+        return self.out_proj(torch.cat(heads, dim=-1))
+
+
+_named("LayerNorm", LayerNormSubInPlace, LayerNormPlainTensors, LayerNormEps1e12)
+_named("GELU", GELUMulInPlace)
+_named("TransformerBlock", BlockAddsInPlace, BlockNoNorm1Raises)
+_named("MultiHeadAttention", AttentionTorchDropout, AttentionHeadLoopImportedDropout,
+       AttentionBiasFalse, AttentionMaskAttribute, AttentionMaskTooSmall,
+       AttentionDropoutFixedRate)
+_named("GPTModel", GPTModuleListStale)
+_named("generate_text_simple", generate_overwrites_prompt, generate_batch_of_one,
+       generate_samples_unseeded, generate_no_crop)
+
+CASES += [
+    ("qkv_bias ignored", AttentionBiasFalse, None),
+    ("mask as a plain attribute", AttentionMaskAttribute, None),
+    ("generate overwrites the prompt", generate_overwrites_prompt, None),
+    ("ModuleList of blocks, stale input", GPTModuleListStale, None),
+    ("mask smaller than the context", AttentionMaskTooSmall, None),
+    ("generate right for a batch of one", generate_batch_of_one, None),
+    ("x.sub_ in a layer norm", LayerNormSubInPlace, None),
+    ("x.mul_ in a GELU", GELUMulInPlace, None),
+    ("x += in a block", BlockAddsInPlace, None),
+    ("dropout rate written in", AttentionDropoutFixedRate, None),
+    ("generate samples, unseeded", generate_samples_unseeded, None),
+    ("scale and shift plain tensors", LayerNormPlainTensors, None),
+    ("eps 1e-12", LayerNormEps1e12, None),
+    ("block raises after a wiring mistake", BlockNoNorm1Raises, None),
+    ("generate does not crop", generate_no_crop, None),
+    ("scores scaled by d_in", AttentionScaleDIn, None),
+    ("heads taken with a stride", AttentionStridedHeads, None),
+    ("softmax over the batch", AttentionSoftmaxBatch, None),
+    ("scaled after the softmax, diagonal masked", AttentionScaledAfterSoftmax, None),
+    ("stale second shortcut", block(block_stale_shortcut), None),
+    ("rewrite torch.dropout", AttentionTorchDropout, None),
+    ("rewrite loop over heads, imported dropout", AttentionHeadLoopImportedDropout, None),
+]
+
+MODEL_CASES += [
+    ("typed model with the exact GELU", _models(lambda: with_parts("GPTModel", GELU=gelu(
+        nn.GELU()))(SMALL))),
+    ("dropout after the blocks", _models(lambda: GPTDropsLate(SMALL))),
+    ("mask as a plain attribute", _models(lambda: with_parts(
+        "GPTModel", MultiHeadAttention=AttentionMaskAttribute)(SMALL))),
+]
+
+PLANTED.update({  # the round-3 mistakes the check now plants, as learners write them
+    "scale_d_in": (AttentionScaleDIn, None), "split_strided": (AttentionStridedHeads, None),
+    "softmax_batch_axis": (AttentionSoftmaxBatch, None),
+    "stale_shortcut": (block(block_stale_shortcut), None),
+})

@@ -1,0 +1,74 @@
+"""Every learner-style case of the checker's tests, with the verdict it gets, frozen.
+
+verdicts.json stores, for each case of tests/checker/learner.py (the component checker) and of
+tests/checker/test_checks.py (exercises 4.1-4.3), whether it passes, its codes and its text in
+English and in Chinese. A change to the checker that changes a verdict fails here until the file
+is rewritten, so the diff of verdicts.json shows each changed verdict for review:
+
+    python -m tests.checker.test_verdicts     # rewrite verdicts.json from the checker as it is
+"""
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import checker
+from checker import exercises, review_component, review_models
+from tests.checker import learner, test_checks
+
+STORED = Path(__file__).with_name("verdicts.json")
+LANGUAGES = ("en", "zh")
+
+
+def _exercise_cases():
+    tables = [("4.1", exercises.review_4_1, test_checks.CASES_4_1, lambda args: args),
+              ("4.2", exercises.review_4_2, test_checks.CASES_4_2, lambda make: make()),
+              ("4.3", exercises.review_4_3, test_checks.CASES_4_3, lambda make: (make(),))]
+    return {f"exercise {number} {name}": (lambda r=review, a=arguments, x=made: r(*a(x)))
+            for number, review, cases, arguments in tables for name, made, _ in cases}
+
+
+CASES = {
+    **{f"component {name}": (lambda y=yours, r=reference: review_component(y, r))
+       for name, yours, reference in learner.CASES},
+    **{f"models {name}": (lambda m=make: review_models(*m())) for name, make in learner.MODEL_CASES},
+    **_exercise_cases(),
+}
+
+
+def verdict(case):
+    """{passed, codes, en, zh}: the case's feedback in each language, the text as its lines."""
+    found = {}
+    try:
+        for language in LANGUAGES:
+            checker.set_language(language)
+            feedback = CASES[case]()
+            found.update(passed=feedback.passed, codes=" ".join(feedback.codes))
+            found[language] = feedback.text.split("\n")
+    finally:
+        checker.set_language("en")
+    return found
+
+
+@functools.cache
+def stored():
+    return json.loads(STORED.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_verdict_is_the_stored_one(case):
+    assert verdict(case) == stored().get(case), "python -m tests.checker.test_verdicts rewrites it"
+
+
+def test_every_stored_verdict_has_its_case():
+    assert list(stored()) == list(CASES)
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(1)  # as the tests run (conftest.py)
+    text = json.dumps({case: verdict(case) for case in CASES}, ensure_ascii=False, indent=1)
+    STORED.write_text(text + "\n", encoding="utf-8")
+    print(f"{len(CASES)} verdicts written to {STORED}")

@@ -83,6 +83,8 @@ STYLE = {r"\bet al\.": "et al.: cite as Xiong 等人（2020，“…”）",
          "面板": "a figure's panel: 子图", r"(?m)^#+ 巩固": "the closing section is ## 整合",
          "附加内容": "bonus: 拓展"}
 QUOTED = re.compile(r'"[^"\n]*"')  # ASCII double quotes, paired left to right on a line
+# Markdown italics (*text* or _text_, not **bold**) around Chinese: rendered as slanted fake glyphs.
+ITALIC = re.compile(r"(?<!\*)\*(?![*\s])[^*\n]+?(?<![*\s])\*(?!\*)|(?<![A-Za-z0-9])_[^_\n]+?_(?![A-Za-z0-9])")
 URL = re.compile(r"<?https?://[^\s>)]+>?")
 TBX = ('<?xml version="1.0" encoding="UTF-8"?>\n<martif type="TBX" xml:lang="en">\n<martifHeader>'
        "<fileDesc><sourceDesc><p>Generated from GLOSSARY.zh.md by tools/zh_sync.py</p></sourceDesc>"
@@ -182,6 +184,8 @@ def style_problems(chinese):
     prose = URL.sub(" ", carried_parts(chinese)[1])
     found = [f"ASCII quotes around Chinese text, use “”: {q}" for q in QUOTED.findall(prose)
              if CHINESE.search(q)]
+    found += [f"italics on Chinese text, use bold or nothing: {m}" for m in ITALIC.findall(prose)
+              if CHINESE.search(m)]
     return found + [f"{why}: {m[0]!r}" for rule, why in STYLE.items()
                     for m in re.finditer(rule, prose)]
 
@@ -271,19 +275,55 @@ def string_pairs(english, chinese):
     return [(e, z) for e, z in zip(en, zh) if e and e != z] if len(en) == len(zh) else []
 
 
+def split_outside_parentheses(text, separator):
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char in "(（") - (char in ")）")
+        if depth == 0 and text.startswith(separator, i) and i >= start:
+            parts.append(text[start:i])
+            start = i + len(separator)
+    return parts + [text[start:]]
+
+
+def is_alias(aside, term):
+    """Whether "term (aside)" gives another name of the term: LLM, layer norm, config."""
+    words, initials = aside.split(), "".join(w[0] for w in re.split(r"[\s-]+", term) if w)
+    if aside.isupper():
+        return aside == initials.upper()
+    return len(words) == len(term.split()) and all(
+        t.lower().startswith(a.lower()) for a, t in zip(words, term.split()))
+
+
+def glossary_terms(english, chinese):
+    """(English term, Chinese term, note) for one glossary row: "a / b" and "a, b" give a term
+    each (paired with the Chinese side when it splits the same way), an English "(...)" another
+    name of the term or, when it only explains, the note (Weblate matches terms literally)."""
+    for separator in (" / ", ", "):
+        en = split_outside_parentheses(english, separator)
+        zh = split_outside_parentheses(chinese, separator)
+        if len(en) > 1:
+            pairs = zip(en, zh) if len(en) == len(zh) else ((term, chinese) for term in en)
+            return [triple for e, z in pairs for triple in glossary_terms(e, z)]
+    asides = re.findall(r"\(([^()]*)\)", english)
+    term = " ".join(re.sub(r"\([^()]*\)", " ", english).split())
+    aliases = [a for a in asides if is_alias(a, term)]
+    note = "; ".join(a for a in asides if a not in aliases and len(a) > 1)
+    return [(term, chinese, note)] + [(alias, chinese, "") for alias in aliases]
+
+
 def glossary_tbx(markdown):
     """The tables under GLOSSARY.zh.md's "## Glossary" as TBX, the terminology format Weblate and
-    other translation tools import ("a / b" rows give a term each when both sides pair up)."""
+    other translation tools import: one entry per English term that can appear in a text."""
     rows = []
     for line in markdown.partition("\n## Glossary\n")[2].splitlines():
-        cells = [escape(c.strip().replace("`", "")) for c in line.strip().strip("|").split("|")]
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 3 or cells[0] == "English" or set(cells[0]) <= set("-: "):
             continue
-        english, chinese = cells[0].split(" / "), cells[1].split(" / ")
-        for en, zh in zip(english, chinese) if len(english) == len(chinese) else [cells[:2]]:
-            terms = "".join(TBX_TERM.format(lang, term.strip())
+        for en, zh, aside in glossary_terms(cells[0], cells[1]):
+            notes = "; ".join(n for n in (aside, cells[2]) if n).replace("`", "")
+            note = f"<note>{escape(notes)}</note>" if notes else ""
+            terms = "".join(TBX_TERM.format(lang, escape(term.replace("`", "").strip()))
                             for lang, term in (("en", en), ("zh-Hans", zh)))
-            note = f"<note>{cells[2]}</note>" if cells[2] else ""
             rows.append(f'  <termEntry id="t{len(rows) + 1}">{note}{terms}</termEntry>\n')
     return TBX.format("".join(rows))
 
@@ -392,6 +432,7 @@ class Course:
                                      f"{sorted(placeholders(entry.msgstr))}")
         zh_file = self.root / MESSAGES_ZH
         if (catalog_text(self.synced_messages(catalog)) != catalog_text(catalog)
+                or (self.root / MESSAGES_PO).read_text(encoding="utf-8") != catalog_text(catalog)
                 or not zh_file.is_file() or zh_file.read_bytes() != catalog.to_binary()):
             found["generated"].append(f"{MESSAGES_PO.as_posix()} or {MESSAGES_ZH.as_posix()} is "
                                       "not in step: run `python tools/zh_sync.py`")
@@ -493,6 +534,9 @@ class Course:
         if catalog_text(self.synced(catalog, english, en_file, {})) != catalog_text(catalog):
             found["generated"].append(f"{self.name(path)} is not in step with the English "
                                       "notebook: run `python tools/zh_sync.py`")
+        elif path.read_text(encoding="utf-8") != catalog_text(catalog):
+            found["generated"].append(f"{self.name(path)} is saved otherwise than the tool writes "
+                                      "it (wrapped lines?): run `python tools/zh_sync.py`")
         chinese = read(zh_file)
         generated, needs_run = self.build(en_file, catalog, chinese)
         if needs_run:
@@ -504,6 +548,17 @@ class Course:
         if uses_checks(english):
             found["generated"] += unexpected_outputs(english, chinese, entries)
         return found
+
+    def translation_variants(self):
+        """{English text: {Chinese: [catalog:msgctxt, ...]}} for each English text that the
+        catalogs translate in more than one way (one English text, one translation)."""
+        seen = {}
+        for path in self.files(LOCALE, ".po"):
+            for e in polib.pofile(str(path), wrapwidth=0):
+                if e.msgstr and not e.obsolete and not e.fuzzy:
+                    where = f"{self.name(path)}:{e.msgctxt}"
+                    seen.setdefault(e.msgid, {}).setdefault(e.msgstr, []).append(where)
+        return {english: found for english, found in seen.items() if len(found) > 1}
 
     def status(self):
         """A line per catalog and the audit's problems; whether every notebook passes the audit."""
@@ -537,6 +592,12 @@ class Course:
         print("".join(f"    {problem}\n" for problem in found["text"]), end="")
         totals = [t + c for t, c in zip(totals, counts)]
         complete = complete and not notes
+        for english, found in self.translation_variants().items():
+            print(f"one English text, {len(found)} translations (make them one): "
+                  f"{english.splitlines()[0][:60]!r}")
+            print("".join(f"    {zh.splitlines()[0][:50]!r}: {', '.join(where)}\n"
+                          for zh, where in found.items()), end="")
+            complete = False
         print(f"{totals[0]} of {sum(totals[:3])} entries translated, {totals[1]} fuzzy, "
               f"{totals[2]} untranslated, {totals[3]} obsolete")
         return complete

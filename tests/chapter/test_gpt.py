@@ -7,9 +7,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import tiktoken
 import torch
 import torch.nn.functional as F
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+from tiktoken_ext.openai_public import r50k_pat_str
 
 import gpt
 import gpt_engineering
@@ -111,6 +113,15 @@ def test_merges_that_disagree_with_the_ids_are_refused():
 def test_tokenizer_missing_file_is_named(tmp_path):
     with pytest.raises(FileNotFoundError, match="vocab.bpe"):
         gpt.get_tokenizer(tmp_path)
+
+
+def test_text_is_cut_into_pieces_as_tiktokens_gpt2_cuts_it(tokenizer):
+    text = "I'm sure they'll see 2,024 cats...   really?\n\n  Yes  "
+    ranks = gpt_engineering.gpt2_bpe_ranks(*((BPE_DIR / name).read_bytes()
+                                             for name in gpt_engineering.BPE_FILES))
+    theirs = tiktoken.Encoding(name="theirs", pat_str=r50k_pat_str, mergeable_ranks=ranks,
+                               special_tokens={})
+    assert tokenizer.encode(text) == theirs.encode(text)
 
 
 def test_ranks_equal_tiktokens_own_loader(tmp_path, monkeypatch):

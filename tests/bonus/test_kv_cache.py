@@ -95,29 +95,6 @@ def test_readable_cache_refuses_positions_past_context_length(tiny_model):
         readable(TWO_PROMPTS[:, :1], use_cache=True)
 
 
-class ThreeDropoutGPT(torch.nn.Module):
-    """Like exercise 4.3's solution: a GPT with a config, but not a gpt.GPTModel."""
-
-    def __init__(self):
-        super().__init__()
-        self.cfg = dict(TINY_CONFIG)
-
-
-@pytest.mark.parametrize("convert", [kv_cache.from_gpt, FastGPT])
-def test_converters_refuse_other_models(convert):
-    with pytest.raises(TypeError, match="expected a gpt.GPTModel, got ThreeDropoutGPT"):
-        convert(ThreeDropoutGPT())
-
-
-def test_generators_refuse_unconverted_models(tiny_model):
-    """Converting on every call would copy the weights every time: say how to convert once."""
-    idx = torch.tensor([HELLO])
-    with pytest.raises(TypeError, match=r"from_gpt\(model\)"):
-        kv_cache.generate_text_cached(tiny_model, idx, 2, 16)
-    with pytest.raises(TypeError, match=r"FastGPT\(model\)"):
-        generate_fast(tiny_model, idx, 2, 16)
-
-
 def test_fast_conversion_leaves_the_model_untouched(tiny_model):
     before = {k: v.clone() for k, v in tiny_model.state_dict().items()}
     generate_fast(FastGPT(tiny_model), TWO_PROMPTS, 3, 16)

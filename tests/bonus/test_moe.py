@@ -233,28 +233,3 @@ def test_mixtral_total_matches_hugging_faces_model():
         model = MixtralForCausalLM(MixtralConfig(**moe.MIXTRAL_8X7B))
     total = sum(p.numel() for p in model.parameters())
     assert total == moe.mixtral_parameter_counts()["total"]
-
-
-@pytest.mark.parametrize(
-    "changes, error",
-    [
-        ({"n_experts": 2.0}, TypeError),
-        ({"n_experts": 0}, ValueError),
-        ({"top_k": True}, TypeError),
-        ({"top_k": 5}, ValueError),
-        ({"top_k": 0}, ValueError),
-        ({"shared_expert": 1}, TypeError),
-        ({"expert_hidden_dim": 64.0}, TypeError),
-        ({"expert_hidden_dim": 0}, ValueError),
-    ],
-)
-def test_bad_moe_config_gets_a_clear_error(changes, error):
-    with pytest.raises(error):
-        moe.MoEFeedForward({**moe_config(), **changes})
-
-
-def test_missing_moe_key_gets_a_clear_error():
-    with pytest.raises(ValueError, match="top_k"):
-        moe.moe_gpt_model({**TINY_CONFIG, "n_experts": 4, "shared_expert": False})
-    with pytest.raises(TypeError):
-        moe.moe_parameter_counts([4, 2])

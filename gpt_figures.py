@@ -102,10 +102,10 @@ def record_calls(module, example_input, expand=()):
     """Run `module` on `example_input` and list, in order, what its forward pass calls.
 
     Each submodule is one ("call", path, args, output) event, except those in `expand`, the
-    ones above them and lists of modules, whose children are recorded instead; an opened-up submodule also gives an
-    ("enter", path, args) and an ("exit", path, output) event. Returns the events, the input
-    the module ran on (a floating-point one made to require gradients, so that autograd links
-    every later tensor to it) and the output.
+    ones above them and lists of modules, whose children are recorded instead; an opened-up
+    submodule also gives an ("enter", path, args) and an ("exit", path, output) event. Returns
+    the events, the input the module ran on (a floating-point one made to require gradients, so
+    that autograd links every later tensor to it) and the output.
     """
     opened = {""} | {".".join(path.split(".")[:n]) for path in expand
                      for n in range(1, path.count(".") + 2)}

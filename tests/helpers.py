@@ -12,6 +12,9 @@ TINY_CONFIG = {
     "drop_rate": 0.1,
     "qkv_bias": False,
 }
+# For tests that need no tokenizer: the output head dominates a tiny model's time.
+SMALL_VOCAB_CONFIG = {**TINY_CONFIG, "vocab_size": 500}
+TWO_PROMPTS = [[154, 11, 314, 71], [109, 362, 400, 345]]  # ids below 500; torch.tensor(...) them
 
 
 def assert_changes_marked_new(chapter, variant):

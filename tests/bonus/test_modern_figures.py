@@ -2,11 +2,6 @@
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")  # draw without a display
-
-import matplotlib.pyplot as plt
 import pytest
 import torch
 from matplotlib.colors import to_rgba
@@ -18,11 +13,7 @@ from bonus.gpt2_to_llama_qwen import modern_figures as mf
 from gpt_figures import BOX_COLOR, HIGHLIGHT_COLOR
 from tests.helpers import TINY_CONFIG
 
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("figures")
 
 
 def texts(fig):

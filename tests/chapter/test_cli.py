@@ -109,18 +109,15 @@ def test_a_character_split_across_tokens_is_written_whole(tokenizer):
         (["--max-new-tokens", "-1"], "argument --max-new-tokens: must be a whole number from 0 "
                                      "to 100,000, got '-1'"),
         (["--max-new-tokens", "many"], "must be a whole number from 0 to 100,000, got 'many'"),
-        (["--max-new-tokens", "2.5"], "got '2.5'"),
         (["--max-new-tokens", "1" + "0" * 5000], "got '100000000000000000000...'"),
         (["--seed", "-1"], "argument --seed: must be a whole number from 0 to "
                            "18,446,744,073,709,551,615, got '-1'"),
         (["--seed", str(2**64)], "argument --seed: must be a whole number"),
-        (["--seed", "x"], "argument --seed: must be a whole number"),
         (["--max", "5"], "unrecognized arguments: --max"),  # no abbreviations
         (["--prompt", "Hi"], "unrecognized arguments: --prompt"),  # one way to give the prompt
         (["--model", "gpt2-huge"], "invalid choice: 'gpt2-huge'"),
         ([""], "the prompt must have 1 to 1024 tokens, it has 0"),
         (["word " * 1025], "the prompt must have 1 to 1024 tokens, it has 1026"),
-        (["--temperature", "1"], "unrecognized arguments: --temperature"),
     ],
 )
 def test_bad_arguments_exit_with_one_line(capsys, argv, message):

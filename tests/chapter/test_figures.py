@@ -1,14 +1,9 @@
 """Tests for gpt_figures.py: the pictures must show what the code does."""
 
-import matplotlib
-
-matplotlib.use("Agg")  # draw without a display
-
 import inspect
 import re
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import nbformat
 import pytest
 import torch
@@ -22,10 +17,7 @@ from tests.helpers import TINY_CONFIG
 BATCH = torch.tensor([[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]])
 
 
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("figures")
 
 
 @pytest.fixture(scope="module")
@@ -74,27 +66,6 @@ def test_block_has_two_shortcuts_from_its_input_and_its_midpoint():
     assert [step.name for step in steps if step.label != "+"] == modules
 
 
-def test_model_steps_carry_the_shapes_of_a_real_forward_pass(tiny_model):
-    steps = gpt_figures.trace_steps(tiny_model, BATCH)
-    assert {step.name: step.shape for step in steps} == {
-        "in_idx": [2, 4],
-        "positions": [4],
-        "tok_emb": [2, 4, 32],
-        "pos_emb": [4, 32],
-        "add": [2, 4, 32],
-        "drop_emb": [2, 4, 32],
-        "trf_blocks": [2, 4, 32],
-        "final_norm": [2, 4, 32],
-        "out_head": [2, 4, 50257],
-    }
-    # The token embedding reads the ids; the position embedding reads positions 0..3, which
-    # depend on the input's length only.
-    inputs = {step.name: step.inputs for step in steps}
-    assert inputs["tok_emb"] == ["in_idx"]
-    assert inputs["positions"] == [] and inputs["pos_emb"] == ["positions"]
-    assert inputs["add"] == ["tok_emb", "pos_emb"]
-
-
 def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_meta):
     steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"))
     assert [(step.label, step.shape) for step in steps] == [
@@ -108,6 +79,9 @@ def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_
         ("final_norm: LayerNorm", [2, 4, 768]),
         ("out_head: Linear", [2, 4, 50257]),
     ]
+    inputs = {step.name: step.inputs for step in steps}  # the positions read only the length
+    assert [inputs[name] for name in ("tok_emb", "positions", "pos_emb", "add")] == [
+        ["in_idx"], [], ["positions"], ["tok_emb", "pos_emb"]]
     assert gpt_figures.describe(gpt2_small_meta.trf_blocks[0].ff.layers) == "Linear → GELU → Linear"
 
 
@@ -129,8 +103,8 @@ def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_
 
 
 def test_a_run_of_one_block_is_not_called_a_run(tiny_model):
-    steps = gpt_figures.trace_steps(tiny_model, BATCH, expand=("trf_blocks.0",))
-    assert "trf_blocks.1: TransformerBlock" in [step.label for step in steps]
+    labels = [step.label for step in gpt_figures.trace_steps(tiny_model, BATCH, ("trf_blocks.0",))]
+    assert "trf_blocks.1: TransformerBlock" in labels and "positions 0..3" in labels
 
 
 def test_toy_network_shows_the_shortcuts_its_run_takes():
@@ -213,13 +187,6 @@ def test_feedforward_bars_are_as_tall_as_the_feature_counts():
     for text in ("Linear\n32 → 128", "GELU", "Linear\n128 → 32", "input\n[2, 3, 32]",
                  "[2, 3, 128]", "output\n[2, 3, 32]"):
         assert text in texts(fig)
-
-
-def test_feedforward_of_gpt2_small_widens_768_to_3072():
-    with torch.device("meta"):
-        feed_forward, x = gpt.FeedForward(gpt.GPT_CONFIG_124M), torch.zeros(2, 3, 768)
-    fig = gpt_figures.draw_feedforward(feed_forward, x)
-    assert "Linear\n768 → 3,072" in texts(fig) and "Linear\n3,072 → 768" in texts(fig)
 
 
 @pytest.mark.parametrize(

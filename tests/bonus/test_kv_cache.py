@@ -6,7 +6,13 @@ import torch
 import gpt
 from bonus.kv_cache import kv_cache
 from bonus.kv_cache.kv_cache_fast import FastGPT, generate_fast, new_cache
-from tests.helpers import BOOK_OUTPUT_IDS, HELLO_IDS, TINY_CONFIG, assert_changes_marked_new
+from tests.helpers import (
+    BOOK_OUTPUT_IDS,
+    HELLO_IDS,
+    TINY_CONFIG,
+    assert_changes_marked_new,
+    cached_and_full_logits,
+)
 
 HELLO = HELLO_IDS  # "Hello, I am"
 # How gpt.generate_text_simple continues HELLO with the seed-123 GPT-2 small (gpt.GPTModel):
@@ -58,15 +64,13 @@ def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
     torch.manual_seed(123)
     model = gpt.GPTModel(cfg).eval()
     ids = TWO_PROMPTS.repeat(1, 3)  # 12 tokens
-    readable, fast, cache = kv_cache.from_gpt(model), FastGPT(model), new_cache(cfg, 2, 12)
+    readable_steps, expected = cached_and_full_logits(kv_cache.from_gpt(model), ids, 4)
+    fast, cache = FastGPT(model), new_cache(cfg, 2, 12)
     with torch.no_grad():
-        expected = model(ids)[:, 3:]  # the positions that predict tokens 5 to 13
-        readable_steps = [readable(ids[:, :4], use_cache=True)[:, -1]]
-        readable_steps += [readable(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
         fast_steps = [fast(ids[:, :4], cache)[:, -1]]
         fast_steps += [fast(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
-    for steps in (readable_steps, fast_steps):
-        assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
+    assert (readable_steps - expected).abs().max() < 1e-5
+    assert (torch.stack(fast_steps, dim=1) - expected).abs().max() < 1e-5
 
 
 @pytest.mark.parametrize("name", ["MultiHeadAttention", "TransformerBlock", "GPTModel"])

@@ -9,7 +9,12 @@ import gpt
 from bonus.kv_cache import kv_cache
 from bonus.kv_cache_variants import benchmark_variants, gqa, mla, swa
 from bonus.kv_cache_variants.kv_variants import cache_bytes, copy_weights, repeated
-from tests.helpers import SMALL_VOCAB_CONFIG, TWO_PROMPTS, assert_changes_marked_new
+from tests.helpers import (
+    SMALL_VOCAB_CONFIG,
+    TWO_PROMPTS,
+    assert_changes_marked_new,
+    cached_and_full_logits,
+)
 
 CFG = SMALL_VOCAB_CONFIG
 PROMPTS = torch.tensor(TWO_PROMPTS)
@@ -171,13 +176,8 @@ def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_each_cached_step_gives_the_full_forward_logits(name):
-    model = variant_model(name)
-    ids = PROMPTS.repeat(1, 3)  # 12 tokens: more than the window
-    with torch.no_grad():
-        expected = model(ids)[:, 3:]
-        steps = [model(ids[:, :4], use_cache=True)[:, -1]]
-        steps += [model(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
-    assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
+    cached, full = cached_and_full_logits(variant_model(name), PROMPTS.repeat(1, 3), 4)
+    assert (cached - full).abs().max() < 1e-5  # 12 tokens: more than the window
 
 
 @pytest.mark.parametrize("name", VARIANTS)

@@ -13,7 +13,7 @@ import torch.nn as nn
 
 import gpt
 from bonus.gpt2_to_llama_qwen import modern
-from tests.helpers import assert_changes_marked_new
+from tests.helpers import assert_changes_marked_new, cached_and_full_logits
 
 
 @pytest.mark.parametrize("chapter, variant", [
@@ -116,13 +116,8 @@ def test_bfloat16_and_float16_models_run_near_float32_with_float32_rope(dtype, t
 
 def test_cached_prefill_then_steps_equal_one_full_pass():
     m, ids = model(qk_norm=True), torch.randint(0, 1000, (1, 12))
-    with torch.no_grad():
-        full = m(ids)
-        m.reset_cache()
-        steps = torch.cat([m(ids[:, :8], use_cache=True)] +
-                          [m(ids[:, i:i + 1], use_cache=True) for i in range(8, 12)], dim=1)
-    assert torch.allclose(steps, full, atol=1e-5)
-    assert m.current_pos == 12
+    cached, full = cached_and_full_logits(m, ids, 8)
+    assert torch.allclose(cached, full, atol=1e-5) and m.current_pos == 12
 
 
 def test_tied_embeddings_share_one_matrix():

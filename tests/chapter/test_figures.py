@@ -195,9 +195,6 @@ def test_feedforward_bars_are_as_tall_as_the_feature_counts():
         (torch.arange(6.0).reshape(2, 3), 0,
          "x.mean(dim=0, keepdim=True): [2, 3] → [1, 3]    (keepdim=False: [3])",
          [0, 1, 2, 0, 1, 2], ["1.5", "2.5", "3.5"]),
-        (torch.arange(6.0).reshape(2, 3), -1,
-         "x.mean(dim=-1, keepdim=True): [2, 3] → [2, 1]    (keepdim=False: [2])",
-         [0, 0, 0, 1, 1, 1], ["1", "4"]),
         (torch.arange(12.0).reshape(2, 2, 3), 0,  # x[0][i][j] and x[1][i][j] go together
          "x.mean(dim=0, keepdim=True): [2, 2, 3] → [1, 2, 3]    (keepdim=False: [2, 3])",
          list(range(6)) * 2, ["3", "4", "5", "6", "7", "8"]),

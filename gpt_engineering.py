@@ -1,4 +1,4 @@
-"""The engineering under gpt.py that chapter 4 does not teach, explained in notebook 08.
+"""The engineering under gpt.py that chapter 4 does not teach, explained in the appendix notebook.
 
 - `get_tokenizer`: GPT-2's tokenizer built offline from the two BPE files shipped in
   data/gpt2-bpe/, each checked against the SHA-256 sum of OpenAI's original at every load
@@ -17,7 +17,6 @@ from pathlib import Path
 
 import tiktoken
 import torch
-from tiktoken_ext.openai_public import r50k_pat_str
 
 # GPT-2's two BPE files ship with the course, with the SHA-256 sums of OpenAI's originals.
 BPE_FILES = {
@@ -25,6 +24,10 @@ BPE_FILES = {
     "encoder.json": "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
 }
 BPE_DIR = Path(__file__).parent / "data" / "gpt2-bpe"
+
+# How GPT-2 cuts text into pieces before merging: contractions, letters, digits, other symbols,
+# spaces; written as tiktoken writes it (r50k_pat_str), with possessive quantifiers for speed.
+GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
 
 
 def read_checked(path, sha256):
@@ -65,7 +68,7 @@ def get_tokenizer(bpe_dir=None):
     return tiktoken.Encoding(
         name="gpt2",
         explicit_n_vocab=50257,
-        pat_str=r50k_pat_str,
+        pat_str=GPT2_PATTERN,
         mergeable_ranks=gpt2_bpe_ranks(files["vocab.bpe"], files["encoder.json"]),
         special_tokens={"<|endoftext|>": 50256},
     )

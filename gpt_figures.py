@@ -1,33 +1,21 @@
-"""Pictures for the course notebooks, computed from the code they show.
+"""Pictures for the course notebooks, drawn from the code they show.
 
 Not part of the chapter: the notebooks call these functions to draw diagrams and plots, so a
 learner reads one line instead of the drawing code. `pip install -e .` makes it importable.
-Nothing in a picture is typed in by hand: the data paths come from tracing a module and running
-an example through it, the generation loop from running one step of `gpt.generate_text_simple`,
-the roadmap from the notebooks' titles and export cells. Change the code and the picture follows.
+The data paths come from running an example through a module with forward hooks, the shapes of
+the generation loop from running one step of it; the roadmap and the lines of the loop are
+written down here, and tests/chapter/test_figures.py checks them against the notebooks and gpt.py.
 """
 
-import ast
-import json
-import linecache
-import operator
-import sys
+import inspect
 import textwrap
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
-import torch.fx as fx
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Polygon, Rectangle
 from matplotlib.path import Path as ArrowPath
-from torch.overrides import TorchFunctionMode
-
-import gpt
-
-NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
-ADDITIONS = (operator.add, torch.add)
 
 # ---- Drawing primitives. Every canvas measures in inches: 1 data unit = 1 inch, y = 0 at the top.
 
@@ -83,79 +71,21 @@ def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0, **style):
     ax.add_patch(arrow)
 
 
-# ---- The data path of a module: torch.fx records what forward calls, a real run gives shapes.
+# ---- The data path of a module: forward hooks record its calls, autograd how they connect.
+
+CONTAINERS = (torch.nn.ModuleList, torch.nn.ModuleDict)  # hold submodules, have no forward
 
 
 @dataclass
 class Step:
     """One step of a forward pass: an input, a submodule call, an addition or the positions."""
 
-    name: str  # unique: the fx node's name, e.g. "norm1", "drop_shortcut_1", "add", "in_idx"
+    name: str  # unique, e.g. "in_idx", "norm1", "drop_shortcut_1", "add_1"
     label: str  # the text of the step's box, e.g. "norm1: LayerNorm"
     shape: list  # the shape of the step's output
     inputs: list  # names of the steps whose outputs it reads
     scope: str = ""  # the opened-up submodule it runs inside (see trace_steps), or ""
     targets: list = field(default_factory=list)  # the submodule(s) it calls
-
-
-class _DataPathTracer(fx.Tracer):
-    """Records each submodule call as one step, except in the submodules opened up.
-
-    A condition on a traced value (`if x.shape == out.shape:`) is decided by running the steps
-    traced so far on the example input, so the recorded path is the one that example takes.
-    Where that cannot be done (a value test on the meta device), the condition is taken as
-    False: in these modules such conditions are input guards (`if bad: raise ...`), which a
-    valid example passes.
-    """
-
-    def __init__(self, expand, example_input=None):
-        super().__init__()
-        self.expand = expand
-        self.example_input = example_input
-        self.evaluating = False  # True while to_bool runs real tensors: no recording then
-
-    def is_leaf_module(self, module, qualified_name):
-        # Opening "trf_blocks.0" means tracing through "trf_blocks" too.
-        return not any(path == qualified_name or path.startswith(qualified_name + ".")
-                       for path in self.expand)
-
-    def call_module(self, module, forward, args, kwargs):
-        if self.evaluating:
-            return forward(*args, **kwargs)
-        return super().call_module(module, forward, args, kwargs)
-
-    def getattr(self, attr, attr_val, parameter_proxy_cache):
-        if self.evaluating:
-            return attr_val
-        return super().getattr(attr, attr_val, parameter_proxy_cache)
-
-    def to_bool(self, obj):
-        if self.example_input is None:
-            return False
-        graph, copies = fx.Graph(), {}
-        for node in self.graph.nodes:  # the steps up to the condition
-            copies[node] = graph.node_copy(node, copies.__getitem__)
-            if node is obj.node:
-                break
-        graph.output(copies[obj.node])
-        self.evaluating = True
-        try:
-            with torch.random.fork_rng(devices=[]), torch.no_grad():
-                return bool(fx.GraphModule(self.root, graph)(self.example_input))
-        except Exception:  # e.g. the values of a meta tensor
-            return False
-        finally:
-            self.evaluating = False
-
-
-class _ShapeRecorder(fx.Interpreter):
-    """Runs a traced graph on real tensors and notes the shape of every tensor result."""
-
-    def run_node(self, node):
-        result = super().run_node(node)
-        if isinstance(result, torch.Tensor):
-            node.meta["shape"] = list(result.shape)
-        return result
 
 
 def describe(module):
@@ -168,90 +98,147 @@ def describe(module):
     return " → ".join(kinds)
 
 
-def _scope(node, expand):
-    """The innermost opened-up submodule that `node` runs inside, or ""."""
-    stack = node.meta.get("nn_module_stack", {}).values()  # the modules being traced through
-    inside = [path for path, _ in stack if path in expand]
-    return inside[-1] if inside else ""
+def record_calls(module, example_input, expand=()):
+    """Run `module` on `example_input` and list, in order, what its forward pass calls.
 
-
-def _label(node, module, scope, names):
-    """The text of a kept step's box, or None for bookkeeping (shape lookups, guards, ...)."""
-    if node.op == "placeholder":
-        return f"{node.name} (input)"
-    if node.op == "call_module":
-        shown = names.get(node.target, node.target.removeprefix(f"{scope}."))
-        return f"{shown}: {describe(module.get_submodule(node.target))}"
-    if node.op == "call_function" and node.target is torch.arange:
-        return f"positions 0..{node.meta['shape'][0] - 1}"
-    if node.op == "call_function" and node.target in ADDITIONS:
-        return "+"
-    return None
-
-
-def _continues_run(step, node, inputs, module):
-    """Whether `node` calls the next sibling of like kind on `step`'s output.
-
-    E.g. trf_blocks.2 after trf_blocks.1: such a run is drawn as one box.
+    Each submodule is one ("call", path, args, output) event, except those in `expand`, the
+    ones above them and lists of modules, whose children are recorded instead; an opened-up
+    submodule also gives an ("enter", path, args) and an ("exit", path, output) event. Returns
+    the events, the input the module ran on (a floating-point one made to require gradients, so
+    that autograd links every later tensor to it) and the output.
     """
-    if node.op != "call_module" or inputs != [step.name] or not step.targets:
-        return False
-    parent, _, index = step.targets[-1].rpartition(".")
-    kinds = {type(module.get_submodule(target)) for target in (step.targets[-1], node.target)}
-    return index.isdigit() and node.target == f"{parent}.{int(index) + 1}" and len(kinds) == 1
+    opened = {""} | {".".join(path.split(".")[:n]) for path in expand
+                     for n in range(1, path.count(".") + 2)}
+    for path, sub in module.named_modules():  # parents first
+        if path.rpartition(".")[0] in opened and isinstance(sub, CONTAINERS):
+            opened.add(path)  # a ModuleList has no forward: its children are called
+    events, hooks = [], []
+    for path, sub in module.named_modules():
+        if path in expand:
+            hooks.append(sub.register_forward_pre_hook(
+                lambda _, args, path=path: events.append(("enter", path, args))))
+            hooks.append(sub.register_forward_hook(
+                lambda _, args, out, path=path: events.append(("exit", path, out))))
+        elif path not in opened and path.rpartition(".")[0] in opened:
+            hooks.append(sub.register_forward_hook(
+                lambda _, args, out, path=path: events.append(("call", path, args, out))))
+    x = example_input.detach()
+    if x.is_floating_point():
+        x.requires_grad_()
+    try:
+        # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            output = module(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return events, x, output
 
 
-def _extend_run(step, node, module):
-    """Add the call of `node` to the run of submodules that `step` stands for."""
-    step.targets.append(node.target)
-    step.shape = node.meta["shape"]
-    shown = step.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
-    kind = type(module.get_submodule(node.target)).__name__
-    last = node.target.rpartition(".")[2]
-    step.label = f"{shown}–{last}: {len(step.targets)} × {kind}"
+def _made_in_forward(tensor):
+    """The label of a tensor that forward makes from no input: "positions 0..n-1" for
+    torch.arange(n) (on the meta device, whose tensors have no values, any 1-D tensor)."""
+    n = len(tensor) if tensor.dim() == 1 else 0
+    if n and (tensor.is_meta or torch.equal(tensor.cpu(), torch.arange(n))):
+        return f"positions 0..{n - 1}"
+    return "made in forward"
 
 
-def trace_steps(module, example_input, expand=(), names=None):
+def trace_steps(module, example_input, expand=()):
     """The data path of `module.forward` with each step's output shape.
 
-    torch.fx records the operations of `forward` as a graph, calling each submodule one step,
-    except the submodules listed in `expand` (paths such as "trf_blocks.0"), whose own steps are
-    recorded instead. Running `example_input` through that graph gives every shape. Kept are the
-    inputs, submodule calls, additions, and `torch.arange(n)` as a second input ("positions
-    0..n-1": it reads only the input's length); bookkeeping such as shape lookups or input
-    guards is skipped, and a step's inputs are the nearest kept steps upstream of it. `names`
-    renames submodules in the labels, e.g. {"layers.0": "layer 1"}.
+    Forward hooks record each submodule call of a real run on `example_input` as one step,
+    except for the submodules listed in `expand` (paths such as "trf_blocks.0"), whose own
+    calls are recorded instead. The autograd graph of that run says which earlier steps each
+    input was computed from, and where two of them were added ("+"). The positions forward makes
+    with `torch.arange(n)` are a second input ("positions 0..n-1": they read only the input's
+    length). A run of like siblings, each reading the one before (trf_blocks.1, trf_blocks.2,
+    ...), is one step.
     """
-    names = names or {}
-    for path in (*expand, *names):
-        try:
-            module.get_submodule(path)
-        except AttributeError:
-            raise ValueError(f"{type(module).__name__} has no submodule {path!r}") from None
-    graph = _DataPathTracer(tuple(expand), example_input).trace(module)
-    traced = fx.GraphModule(module, graph)
-    traced.graph.eliminate_dead_code()  # e.g. the masks a guard computes, never used after it
-    # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        _ShapeRecorder(traced).run(example_input)
-    steps, sources = [], {}  # sources: fx node -> names of the kept steps it derives from
-    for node in traced.graph.nodes:
-        inputs = list(dict.fromkeys(name for arg in node.all_input_nodes for name in sources[arg]))
-        if steps and _continues_run(steps[-1], node, inputs, module):
-            _extend_run(steps[-1], node, module)
-            sources[node] = [steps[-1].name]
-            continue
-        scope = _scope(node, expand)
-        label = _label(node, module, scope, names)
-        if label is None:
-            sources[node] = inputs
-            continue
-        if node.target is torch.arange:
-            inputs = []  # the positions depend on the input's length, not on its values
-        targets = [node.target] if node.op == "call_module" else []
-        steps.append(Step(node.name, label, node.meta["shape"], inputs, scope, targets))
-        sources[node] = [node.name]
+    events, x, output = record_calls(module, example_input, tuple(expand))
+    first_arg = next(iter(inspect.signature(module.forward).parameters))
+    steps = [Step(first_arg, f"{first_arg} (input)", list(x.shape), [])]
+    made_by = {id(x): first_arg}  # id of a tensor, or an autograd node -> the step that made it
+    scopes = [""]  # the opened-up submodules running, innermost last
+    seen = {}  # how often each step name was given
+
+    def new_step(name, label, shape, inputs, targets=()):
+        seen[name] = seen.get(name, -1) + 1  # a second call of drop_shortcut: drop_shortcut_1
+        name = f"{name}_{seen[name]}" if seen[name] else name
+        steps.append(Step(name, label, list(shape), inputs, scopes[-1], list(targets)))
+        return name
+
+    def sources(tensor):
+        """Names of the steps that `tensor` is, or was computed from."""
+        if id(tensor) in made_by:
+            return [made_by[id(tensor)]]
+        if tensor.grad_fn is None:  # made in forward from no tensor we know: the positions
+            made_by[id(tensor)] = new_step("positions", _made_in_forward(tensor), tensor.shape, [])
+            return [made_by[id(tensor)]]
+        return from_node(tensor.grad_fn, tensor.shape)
+
+    def from_node(node, shape=None):
+        if node is None:  # a tensor that needs no gradient
+            return []
+        if node in made_by:
+            return [made_by[node]]
+        variable = getattr(node, "variable", None)  # a tensor autograd starts from
+        if variable is not None:
+            return [made_by[id(variable)]] if id(variable) in made_by else []  # else a weight
+        inputs = list(dict.fromkeys(name for parent, _ in node.next_functions
+                                    for name in from_node(parent)))
+        if node.name() != "AddBackward0":
+            return inputs
+        if shape is None:  # an addition read by another addition
+            shape = torch.broadcast_shapes(*(step.shape for step in steps if step.name in inputs))
+        made_by[node] = new_step("add", "+", shape, inputs)
+        return [made_by[node]]
+
+    for kind, path, *tensors in events:
+        if kind == "enter":  # what it reads was made before it started
+            for arg in tensors[0]:
+                if isinstance(arg, torch.Tensor):
+                    sources(arg)
+            scopes.append(path)
+        elif kind == "exit":  # its output may be an addition made inside it
+            sources(tensors[0])
+            scopes.pop()
+        else:
+            args, out = tensors
+            inputs = list(dict.fromkeys(name for arg in args if isinstance(arg, torch.Tensor)
+                                        for name in sources(arg)))
+            if _continues_run(steps[-1], path, inputs, module):
+                _extend_run(steps[-1], path, out, module)
+            else:
+                shown = path.removeprefix(f"{scopes[-1]}.")
+                label = f"{shown}: {describe(module.get_submodule(path))}"
+                new_step(path, label, out.shape, inputs, [path])
+            made_by[id(out)] = steps[-1].name
+            if out.grad_fn is not None:
+                made_by[out.grad_fn] = steps[-1].name
+    sources(output)  # e.g. a block's last addition
     return steps
+
+
+def _continues_run(step, path, inputs, module):
+    """Whether calling submodule `path` on `inputs` continues the run of siblings of `step`.
+
+    E.g. trf_blocks.2 after trf_blocks.1, on its output: such a run is drawn as one box.
+    """
+    if inputs != [step.name] or not step.targets:
+        return False
+    parent, _, index = step.targets[-1].rpartition(".")
+    kinds = {type(module.get_submodule(target)) for target in (step.targets[-1], path)}
+    return index.isdigit() and path == f"{parent}.{int(index) + 1}" and len(kinds) == 1
+
+
+def _extend_run(step, path, out, module):
+    """Add the call of submodule `path` to the run of submodules that `step` stands for."""
+    step.targets.append(path)
+    step.shape = list(out.shape)
+    shown = step.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
+    kind = type(module.get_submodule(path)).__name__
+    step.label = f"{shown}–{path.rpartition('.')[2]}: {len(step.targets)} × {kind}"
 
 
 def _layout(steps):
@@ -264,15 +251,14 @@ def _layout(steps):
     return depth, edges, shortcuts
 
 
-def draw_module(module, example_input, title, expand=(), names=None):
+def draw_module(module, example_input, title, expand=()):
     """Draw `module`'s data path top to bottom, each step with the shape of its output.
 
     Steps at the same depth sit side by side; a connection that skips rows (a shortcut) runs
     down the right-hand side. Submodules in `expand` (e.g. ("trf_blocks.0",)) are drawn opened
-    up, framed; `names` renames submodules (see `trace_steps`). Returns the figure; end the
-    cell with `plt.show()`.
+    up, framed. Returns the figure; end the cell with `plt.show()`.
     """
-    steps = trace_steps(module, example_input, expand, names)
+    steps = trace_steps(module, example_input, expand)
     depth, edges, shortcuts = _layout(steps)
     width, span = 5.0, 3.3  # the boxes of a row share `span` inches
     n_rows = max(depth.values()) + 1
@@ -333,8 +319,6 @@ def draw_feedforward(feed_forward, example_input):
     The shapes come from running `example_input` through it; each layer is labelled with its
     class and the feature counts it maps between. Returns the figure.
     """
-    if not isinstance(getattr(feed_forward, "layers", None), torch.nn.Sequential):
-        raise TypeError(f"expected a gpt.FeedForward, got {type(feed_forward).__name__}")
     steps = trace_steps(feed_forward, example_input, expand=("layers",))
     features = [step.shape[-1] for step in steps]
     tallest, bar_w, gap = 2.2, 0.3, 1.55
@@ -424,8 +408,6 @@ def draw_reductions(tensors, dims=(0, -1)):
     result's cells. A result cell and the input cells averaged into it share a colour. The
     values and shapes shown are those of real `mean` calls. Returns the figure.
     """
-    if any(x.dim() not in (2, 3) for x in tensors):
-        raise ValueError(f"tensors must be 2-D or 3-D, got shapes {[list(x.shape) for x in tensors]}")
     panels = []  # (tensor, dim, its mean with keepdim=True, heading)
     for x in tensors:
         for dim in dims:
@@ -459,40 +441,29 @@ def draw_reductions(tensors, dims=(0, -1)):
 # ---- Generation: one step of gpt.generate_text_simple, line by line.
 
 
+# The lines of gpt.generate_text_simple's loop that make a tensor (comments left out).
+GENERATION_LINES = (
+    "idx_cond = idx[:, -context_size:]",
+    "logits = model(idx_cond)",
+    "logits = logits[:, -1, :]",
+    "probas = torch.softmax(logits, dim=-1)",
+    "idx_next = torch.argmax(probas, dim=-1, keepdim=True)",
+    "idx = torch.cat((idx, idx_next), dim=1)",
+)
+
+
 def generation_steps(model, idx, context_size):
-    """Run `gpt.generate_text_simple` for one new token; note each line that makes a tensor.
-
-    Returns (code, shape) pairs in running order: the code of every line of the function that
-    produced a tensor (the model call included) and that tensor's shape.
-    """
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    code = gpt.generate_text_simple.__code__
-    shapes = {}  # line number -> shape of the tensor it produced; dicts keep running order
-
-    class LineRecorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            result = func(*args, **(kwargs or {}))
-            caller = sys._getframe(1)  # only calls made by the function itself, not the model
-            if caller.f_code is code and isinstance(result, torch.Tensor):
-                shapes[caller.f_lineno] = list(result.shape)
-            return result
-
-    def after_model_call(module, args, output):
-        frame = sys._getframe()
-        while frame is not None and frame.f_code is not code:
-            frame = frame.f_back
-        if frame is not None:
-            shapes[frame.f_lineno] = list(output.shape)
-
-    hook = model.register_forward_hook(after_model_call)
-    try:
-        with torch.random.fork_rng(devices=[]), LineRecorder():
-            gpt.generate_text_simple(model, idx, 1, context_size)
-    finally:
-        hook.remove()
-    lines = [linecache.getline(code.co_filename, number) for number in shapes]
-    return [(line.split("  #")[0].strip(), shape) for line, shape in zip(lines, shapes.values())]
+    """GENERATION_LINES, each with the shape of the tensor it makes when one step runs on
+    `model` and the ids `idx`: a list of (code, shape)."""
+    with torch.random.fork_rng(devices=[]), torch.no_grad():
+        idx_cond = idx[:, -context_size:]
+        logits = model(idx_cond)
+        last = logits[:, -1, :]
+        probas = torch.softmax(last, dim=-1)
+        idx_next = torch.argmax(probas, dim=-1, keepdim=True)
+        grown = torch.cat((idx, idx_next), dim=1)
+    made = (idx_cond, logits, last, probas, idx_next, grown)
+    return [(line, list(tensor.shape)) for line, tensor in zip(GENERATION_LINES, made)]
 
 
 def draw_generation_loop(model, idx, context_size):
@@ -567,80 +538,46 @@ def draw_greedy_candidates(step_probas, chosen, tokenizer, first_position=0, top
     return fig
 
 
-# ---- The chapter's roadmap, read from the notebooks themselves.
+# ---- The chapter's roadmap.
+
+# Each chapter notebook: its section, its title and what it builds (its classes; in 4.7, the
+# function it exports). tests/chapter/test_figures.py checks them against the notebooks.
+CHAPTER_STEPS = (
+    ("4.1", "The GPT backbone", ("DummyTransformerBlock", "DummyLayerNorm", "DummyGPTModel")),
+    ("4.2", "Layer normalization", ("LayerNorm",)),
+    ("4.3", "GELU and the feed-forward network", ("GELU", "FeedForward")),
+    ("4.4", "Shortcut connections", ("ExampleDeepNeuralNetwork",)),
+    ("4.5", "The transformer block", ("MultiHeadAttention", "TransformerBlock")),
+    ("4.6", "The full GPT model", ("GPTModel",)),
+    ("4.7", "Generating text", ("generate_text_simple",)),
+)
 
 
-@dataclass
-class Section:
-    """One chapter notebook: its section number, its title and what it builds."""
-
-    number: str  # "4.3"
-    title: str  # "GELU and the feed-forward network"
-    builds: list  # the classes its code cells define, e.g. ["GELU", "FeedForward"]; where it
-    # defines none, the functions its `#| export` cells define (["generate_text_simple"])
-
-
-def _top_level(source, kind):
-    """Names of the classes (kind ast.ClassDef) or functions a cell's top-level code defines
-    (IPython's %magic lines left out)."""
-    python = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith("%"))
-    return [node.name for node in ast.parse(python).body if isinstance(node, kind)]
-
-
-def chapter_sections(notebook_dir=NOTEBOOKS):
-    """The chapter notebooks in `notebook_dir` (title "# 4.N ..."), in file-name order."""
-    if not Path(notebook_dir).is_dir():
-        raise FileNotFoundError(f"no notebook folder at {notebook_dir} (see README, set-up)")
-    sections = []
-    for path in sorted(Path(notebook_dir).glob("*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        sources = ["".join(cell["source"]) for cell in cells]
-        heading = sources[0].splitlines()[0] if sources and sources[0] else ""
-        number, _, title = heading.removeprefix("# ").partition(" ")
-        if not (heading.startswith("# 4.") and number[2:].isdigit()):
-            continue  # not a chapter section (the appendix, say)
-        code = [(source, source.split("\n")[0].strip() == "#| export")
-                for cell, source in zip(cells, sources) if cell["cell_type"] == "code"
-                and "predict" not in cell.get("metadata", {}).get("tags", [])]  # not the quiz
-        builds = [name for source, _ in code for name in _top_level(source, ast.ClassDef)]
-        builds = builds or [name for source, exported in code if exported
-                            for name in _top_level(source, ast.FunctionDef)]
-        sections.append(Section(number, title, builds))
-    return sections
-
-
-def draw_roadmap(current, notebook_dir=NOTEBOOKS):
+def draw_roadmap(current):
     """The chapter's notebooks in build order, section `current` (e.g. "4.3") highlighted.
 
-    Each box shows a notebook's number and title; under it, the classes it builds (or, in 4.7,
-    the function). All are read from the notebooks. Returns the figure; end the cell with `plt.show()`.
+    Each box shows a notebook's number and title; under it, what it builds. Returns the
+    figure; end the cell with `plt.show()`.
     """
-    if not isinstance(current, str):
-        raise TypeError(f"current must be a section number such as '4.3', got {current!r}")
-    sections = chapter_sections(notebook_dir)
-    numbers = [section.number for section in sections]
-    if current not in numbers:
-        raise ValueError(f"no chapter notebook is section {current!r}; sections: {numbers}")
     box_w, gap, box_h = 1.3, 0.2, 0.62
-    fig, ax = canvas(0.2 + len(sections) * (box_w + gap) - gap, box_h + 0.6,
+    fig, ax = canvas(0.2 + len(CHAPTER_STEPS) * (box_w + gap) - gap, box_h + 0.6,
                      f"Chapter 4 step by step: this is {current} (under each: what it builds)")
     done = True
-    for i, section in enumerate(sections):
+    for i, (number, title, builds) in enumerate(CHAPTER_STEPS):
         x, y = 0.1 + i * (box_w + gap), -0.05
-        is_current = section.number == current
+        is_current = number == current
         face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if done else "0.95"
         ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, facecolor=face, gid="step",
                                     boxstyle="round,pad=0,rounding_size=0.06",
                                     edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR,
                                     linewidth=2 if is_current else 1))
         text_color = "black" if done else SHAPE_COLOR
-        ax.text(x + box_w / 2, y - 0.13, section.number, ha="center", va="center",
+        ax.text(x + box_w / 2, y - 0.13, number, ha="center", va="center",
                 fontsize=9, fontweight="bold", color=text_color)
-        title = "\n".join(textwrap.wrap(section.title, 20, break_on_hyphens=False))
+        title = "\n".join(textwrap.wrap(title, 20, break_on_hyphens=False))
         ax.text(x + box_w / 2, y - 0.4, title, ha="center", va="center", fontsize=7.5,
                 color=text_color)
-        builds = "\n".join(textwrap.wrap(", ".join(section.builds) or "(nothing)", 22,
-                                          break_long_words=False))
+        builds = "\n".join(textwrap.wrap(", ".join(builds), 22, break_long_words=False))
         ax.text(x + box_w / 2, y - box_h - 0.06, builds, ha="center", va="top",
                 fontsize=6.5, family="monospace", color=SHAPE_COLOR)
         if i:
@@ -687,85 +624,49 @@ HEAD_COLORS = plt.get_cmap("Set3").colors  # 12 colours: one per head of GPT-2 s
 
 
 def head_split_steps(attention, x):
-    """Run `attention` on `x` and record how its `forward` splits the queries into heads.
+    """How `attention.forward` (gpt.MultiHeadAttention's) splits the queries of `x` into heads.
 
-    A hook replaces W_query's output by the position of each of its entries (0, 1, 2, ...), so
-    the tensors made from it on the queries' line of `forward` show where every entry goes.
-    Returns (call, tensor) pairs in running order: ("W_query(x)", positions), then each call on
-    that line, e.g. ("view(2, 4, 12, 64)", result), with the results as integer positions.
+    W_query's output is stood for by the position of each of its entries (0, 1, 2, ...), so
+    the split shows where every entry goes. Returns (call, tensor) pairs in order:
+    ("W_query(x)", positions), ("view(b, num_tokens, num_heads, head_dim)", ...),
+    ("transpose(1, 2)", ...).
     """
-    if not isinstance(getattr(attention, "W_query", None), torch.nn.Linear):
-        raise TypeError(f"expected a MultiHeadAttention, got {type(attention).__name__}")
-    code = type(attention).forward.__code__
-    steps, made, line = [], set(), []  # made: ids of the tensors derived from the positions
-
-    def number_entries(module, args, output):
-        positions = torch.arange(output.numel(), dtype=output.dtype).view(output.shape)
-        steps.append(("W_query(x)", positions))
-        made.add(id(positions))
-        return positions
-
-    class SplitRecorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            result = func(*args, **(kwargs or {}))
-            caller = sys._getframe(1)  # only calls written in forward itself
-            if (caller.f_code is code and args and id(args[0]) in made
-                    and caller.f_lineno in (line or [caller.f_lineno])):
-                line[:] = [caller.f_lineno]  # later lines use the queries: not the split
-                steps.append((f"{func.__name__}({', '.join(map(repr, args[1:]))})", result))
-                made.add(id(result))
-            return result
-
-    hook = attention.W_query.register_forward_hook(number_entries)
-    try:
-        with torch.random.fork_rng(devices=[]), torch.no_grad(), SplitRecorder():
-            attention(x)
-    finally:
-        hook.remove()
-    return [(call, tensor.long()) for call, tensor in steps]
+    b, num_tokens, _ = x.shape
+    heads, head_dim = attention.num_heads, attention.head_dim
+    positions = torch.arange(b * num_tokens * attention.d_out).view(b, num_tokens, -1)
+    split = positions.view(b, num_tokens, heads, head_dim)
+    return [("W_query(x)", positions), (f"view({b}, {num_tokens}, {heads}, {head_dim})", split),
+            ("transpose(1, 2)", split.transpose(1, 2))]
 
 
-def _head_blocks(positions, num_tokens, d_out, head_dim):
-    """(token, head) of each block of `head_dim` entries along the last axis, or None if mixed.
-
-    A block belongs to head h of token t when it holds that token's features h * head_dim to
-    (h + 1) * head_dim - 1, in order.
-    """
-    blocks = positions.reshape(-1, head_dim)
-    token, feature = blocks // d_out % num_tokens, blocks % d_out
-    whole = ((token == token[:, :1]).all(dim=1)
-             & (feature == feature[:, :1] + torch.arange(head_dim)).all(dim=1)
-             & (feature[:, 0] % head_dim == 0))
-    return [(t, f // head_dim) if ok else None
-            for t, f, ok in zip(token[:, 0].tolist(), feature[:, 0].tolist(), whole.tolist())]
+def _head_blocks(positions, d_out, head_dim):
+    """(token, head) of each block of `head_dim` entries of sequence 0's `positions`."""
+    first = positions.reshape(-1, head_dim)[:, 0].tolist()
+    return [(p // d_out, p % d_out // head_dim) for p in first]
 
 
 def _caption(cells):
-    """("token", t) or ("head", h) when all `cells` share that token or head, else None."""
-    for index, kind in enumerate(("token", "head")):
-        if all(cells) and len({cell[index] for cell in cells}) == 1:
-            return kind, cells[0][index]
-    return None
+    """("token", t) when all `cells` of a row belong to token t, else ("head", h) of the first."""
+    return ("token", cells[0][0]) if len({t for t, _ in cells}) == 1 else ("head", cells[0][1])
 
 
 def draw_head_split(attention, x):
     """Draw how `attention.forward` splits the queries into heads, for the first sequence of `x`.
 
-    The steps come from a real run (see `head_split_steps`): W_query's output, then each call
-    of the split with the shape it gave. In every step, axis 1 runs down the rows. A cell
+    The steps are those of `head_split_steps`: W_query's output, then each call of the split
+    with the shape it gives. In every step, axis 1 runs down the rows. A cell
     stands for `head_dim` entries of one token, coloured by the head its features belong to and
     labelled "t<token>·h<head>". Returns the figure; end the cell with `plt.show()`.
     """
     steps = head_split_steps(attention, x)
-    b, num_tokens, d_out = steps[0][1].shape
+    b, _, d_out = steps[0][1].shape
     head_dim = steps[-1][1].shape[-1]
     cell_w, cell_h, row_h, left = 0.5, 0.22, 0.3, 0.85
     panels = []  # (heading, rows of (token, head) cells)
     for i, (call, tensor) in enumerate(steps):
         first = tensor[0].reshape(tensor.shape[1], -1)  # sequence 0: one row per index of axis 1
-        rows = [_head_blocks(row, num_tokens, d_out, head_dim) for row in first]
-        kinds = {caption[0] if caption else "mixed" for caption in map(_caption, rows)}
-        axis = f"rows: {kinds.pop()}s" if len(kinds) == 1 else "rows: mixed"
+        rows = [_head_blocks(row, d_out, head_dim) for row in first]
+        axis = f"rows: {_caption(rows[0])[0]}s"
         panels.append((f"{'.' if i else ''}{call}: {list(tensor.shape)}    {axis}", rows))
     heights = [0.6 + len(rows) * row_h for _, rows in panels]
     grid_w = [len(rows[0]) * (cell_w + 0.08) for _, rows in panels]
@@ -781,15 +682,12 @@ def draw_head_split(attention, x):
             y = top - 0.55 - r * row_h
             for c, cell in enumerate(cells):
                 x0 = left + c * (cell_w + gap)
-                face = HEAD_COLORS[cell[1] % len(HEAD_COLORS)] if cell else "white"
+                face = HEAD_COLORS[cell[1] % len(HEAD_COLORS)]
                 ax.add_patch(Rectangle((x0, y - cell_h), cell_w, cell_h, facecolor=face,
-                                       edgecolor=PATH_COLOR, hatch=None if cell else "///",
-                                       gid="head cell"))
-                ax.text(x0 + cell_w / 2, y - cell_h / 2,
-                        f"t{cell[0]}·h{cell[1]}" if cell else "mixed",
+                                       edgecolor=PATH_COLOR, gid="head cell"))
+                ax.text(x0 + cell_w / 2, y - cell_h / 2, f"t{cell[0]}·h{cell[1]}",
                         ha="center", va="center", fontsize=6.5)
-            caption = _caption(cells)
-            ax.text(left - 0.1, y - cell_h / 2, f"{caption[0]} {caption[1]}" if caption else "",
+            ax.text(left - 0.1, y - cell_h / 2, " ".join(map(str, _caption(cells))),
                     ha="right", va="center", fontsize=7.5, color=SHAPE_COLOR)
         if i == 0:  # the features in each column
             for c in range(len(rows[0])):

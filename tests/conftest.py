@@ -32,6 +32,18 @@ def gpt2_small():
 
 
 @pytest.fixture
+def figures():
+    """For tests that draw: no display needed, and every figure closed afterwards."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield plt
+    plt.close("all")
+
+
+@pytest.fixture
 def tiny_model():
     import torch
 

@@ -12,6 +12,9 @@ TINY_CONFIG = {
     "drop_rate": 0.1,
     "qkv_bias": False,
 }
+# For tests that need no tokenizer: the output head dominates a tiny model's time.
+SMALL_VOCAB_CONFIG = {**TINY_CONFIG, "vocab_size": 500}
+TWO_PROMPTS = [[154, 11, 314, 71], [109, 362, 400, 345]]  # ids below 500; torch.tensor(...) them
 
 
 def assert_changes_marked_new(chapter, variant):
@@ -33,6 +36,19 @@ def assert_changes_marked_new(chapter, variant):
         restated = [line for line in new[j1:j2]
                     if line.split("# NEW")[0].rstrip() in old[i1:i2] and line.split("#")[0].strip()]
         assert not restated, f"marked # NEW but the chapter's line as it is: {restated}"
+
+def cached_and_full_logits(model, ids, prefill):
+    """The last logits of each call with `model`'s KV cache (the first `prefill` tokens at once,
+    then one token per call), and the logits at those positions from one pass without it."""
+    import torch
+
+    with torch.no_grad():
+        model.reset_cache()
+        steps = [model(ids[:, :prefill], use_cache=True)[:, -1]]
+        steps += [model(ids[:, t : t + 1], use_cache=True)[:, -1]
+                  for t in range(prefill, ids.shape[1])]
+        return torch.stack(steps, dim=1), model(ids)[:, prefill - 1 :]
+
 
 # The chapter's end result (notebook 07): "Hello, I am" continued by the seed-123 GPT-2 small.
 HELLO_IDS = [15496, 11, 314, 716]

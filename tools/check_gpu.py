@@ -68,7 +68,7 @@ def device_side_assert(device, quick):
 
 
 def inductor(device, quick):
-    from tests.test_compile import MODELS, PROMPTS, build
+    from tests.chapter.test_compile import MODELS, PROMPTS, build
 
     failed = []
     for name in MODELS:
@@ -85,7 +85,7 @@ def inductor(device, quick):
 
 
 def bfloat16_parity(device, quick):
-    from tests.test_modern_hf import COMMON, SHAPES, TOLERANCE, hf_model, in_dtype
+    from tests.bonus.test_modern_hf import COMMON, SHAPES, TOLERANCE, hf_model, in_dtype
 
     ids = torch.randint(0, COMMON["vocab_size"], (2, 40), generator=torch.Generator().manual_seed(1))
     ids, worst, same_ids = ids.to(device), 0.0, True

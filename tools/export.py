@@ -31,9 +31,12 @@ for the command line.
 """
 '''
 
+# The command line is the plain module gpt_cli.py: `python gpt.py` runs its main().
 FOOTER = '''
 if __name__ == "__main__":
-    main()
+    import gpt_cli
+
+    gpt_cli.main()
 '''
 
 

@@ -22,6 +22,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 
 
+def merge_streams(cell):
+    """One output per run of prints to the same stream: a busy machine delivers stdout in pieces,
+    a quiet one in one, and the stored notebook should not depend on which."""
+    merged = []
+    for output in cell.get("outputs", []):
+        last = merged[-1] if merged else None
+        if last and output.output_type == last.output_type == "stream" and output.name == last.name:
+            last.text += output.text
+        else:
+            merged.append(output)
+    cell.outputs = merged
+
+
 def execute(path):
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -34,6 +47,8 @@ def execute(path):
     client.execute()
     for cell in notebook.cells:  # timestamps of an earlier run would only add noise to diffs
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            merge_streams(cell)
     hide_predictions(notebook)  # answers to 'Predict, then run' stay hidden until run
     nbformat.write(notebook, path)
 

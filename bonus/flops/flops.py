@@ -1,20 +1,10 @@
-"""FLOPs: what PyTorch counts for a computation, what the chapter's GPT-2 costs per component,
-and how fast this machine does a float32 matmul.
+"""FLOPs: what PyTorch counts, what the chapter's GPT-2 costs per component, and how fast this
+machine does a float32 matmul.
 
     flops_breakdown(cfg, num_tokens)      # derived from the config, like gpt.parameter_breakdown
     counted_breakdown(model, in_idx)      # what FlopCounterMode counts on model(in_idx), same parts
-    causal_scores_flops(cfg, num_tokens)  # the scores and mixing without the masked half
-    kaplan_forward_flops(cfg, n_ctx)      # Kaplan et al. (2020)'s estimate, per token
-    chinchilla_forward_flops(cfg, seq_len)             # Hoffmann et al. (2022)'s, per sequence
-    counted_training_flops(model, in_idx, target_idx)  # forward and backward of a training step
 
-torch.utils.flop_counter.FlopCounterMode counts matrix products only (mm, addmm, bmm, and
-the GPU kernels of fused attention, counted in full even when causal), two FLOPs per
-multiply-add; a bias added by addmm, softmax, layer norm, GELU, masking and additions count
-nothing. (In PyTorch 2.13, F.scaled_dot_product_attention on the CPU runs a kernel the
-counter has no formula for: it counts 0 unless torch.nn.attention.sdpa_kernel(SDPBackend.MATH)
-makes it use matrix products.) The derivation follows the same rules, so the two agree
-exactly. The notebook bonus/flops/04_flops.ipynb explains both.
+Both count matrix products only, 2 FLOPs per multiply-add. See bonus/flops/README.md.
 """
 
 import statistics
@@ -75,15 +65,6 @@ def forward_flops_per_second(model, in_idx, rounds=3):
         return flops / _seconds(lambda: model(in_idx), rounds)
 
 
-def _check_config_and_tokens(cfg, num_tokens, name="num_tokens"):
-    if not isinstance(cfg, dict):
-        raise TypeError(f"cfg must be a dict, got {type(cfg).__name__}")
-    if isinstance(num_tokens, bool) or not isinstance(num_tokens, int):
-        raise TypeError(f"{name} must be an int, got {num_tokens!r}")
-    if num_tokens < 1:
-        raise ValueError(f"{name} must be positive, got {num_tokens}")
-
-
 def flops_breakdown(cfg, num_tokens):
     """FLOPs of gpt.GPTModel(cfg)'s forward pass over one sequence of `num_tokens` tokens.
 
@@ -91,7 +72,6 @@ def flops_breakdown(cfg, num_tokens):
     2 FLOPs per multiply-add of a matrix product, nothing else. A batch of B sequences costs
     B times as much.
     """
-    _check_config_and_tokens(cfg, num_tokens)
     d, layers, t = cfg["emb_dim"], cfg["n_layers"], num_tokens
     return {
         # W_query, W_key, W_value and out_proj: each token's vector times a d x d matrix.
@@ -112,7 +92,6 @@ def causal_scores_flops(cfg, num_tokens):
     fraction (T + 1) / (2T) of the full T x T count. Causal kernels such as FlashAttention skip
     the tiles above the diagonal, so they execute about this much.
     """
-    _check_config_and_tokens(cfg, num_tokens)
     return cfg["n_layers"] * 2 * cfg["emb_dim"] * num_tokens * (num_tokens + 1)
 
 
@@ -124,7 +103,6 @@ def kaplan_forward_flops(cfg, n_ctx):
     GPT-2 has d_attn = d_model and d_ff = 4 d_model. The output head (their "de-embed") is
     not in this total.
     """
-    _check_config_and_tokens(cfg, n_ctx, "n_ctx")
     d, layers = cfg["emb_dim"], cfg["n_layers"]
     non_embedding = 2 * d * layers * (2 * d + 4 * d)
     return 2 * non_embedding + 2 * layers * n_ctx * d
@@ -133,7 +111,6 @@ def kaplan_forward_flops(cfg, n_ctx):
 def chinchilla_forward_flops(cfg, seq_len):
     """Forward FLOPs of one sequence by Hoffmann et al. (2022), "Training Compute-Optimal Large
     Language Models", Appendix F, term by term (key_size x num_heads = d_model in GPT-2)."""
-    _check_config_and_tokens(cfg, seq_len, "seq_len")
     d, layers, heads, t = cfg["emb_dim"], cfg["n_layers"], cfg["n_heads"], seq_len
     key_size, vocab, ffw_size = d // heads, cfg["vocab_size"], 4 * d
     embeddings = 2 * t * vocab * d  # the lookup counted as a product with one-hot vectors

@@ -3,20 +3,8 @@
     model = ModernGPT(TINY_CONFIG)                        # or {**LLAMA_3_2_1B, ...}, QWEN3_0_6B
     out = generate_text_cached(model, idx, 20, 64)        # the ids gpt.generate_text_simple gives
 
-The classes are gpt.py's LayerNorm, FeedForward, MultiHeadAttention, TransformerBlock and
-GPTModel with every changed line ending in `# NEW` (tests/bonus/test_modern.py checks it):
-
-- RMSNorm for LayerNorm: divide by the root mean square, no mean subtracted, no shift;
-- SwiGLU for GELU: a SiLU-gated product of two projections, then a third one back;
-- rotary position embeddings (RoPE) for the learned position embedding: queries and keys are
-  rotated by angles that grow with the position, so their dot product depends on the distance;
-- grouped-query attention (bonus/kv_cache_variants/gqa.py): fewer key/value heads than query heads;
-- no biases, no dropout; head_dim its own setting; optionally a norm on queries and keys per head
-  (Qwen3) and the output head tied to the token embedding;
-- a KV cache, as in bonus/kv_cache/kv_cache.py: RoPE needs the new tokens' positions, counted from the
-  cached ones.
-
-bonus/gpt2_to_llama_qwen/modern_hf.py converts Hugging Face's Llama and Qwen3 models into this one.
+gpt.py's classes with every changed line marked `# NEW` (tests/bonus/test_modern.py checks it):
+RMSNorm, SwiGLU, RoPE, grouped-query attention, QK-norm. See bonus/gpt2_to_llama_qwen/README.md.
 """
 
 import math
@@ -25,9 +13,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from bonus.kv_cache.kv_cache import cached_loop
-from bonus.kv_cache_variants.kv_variants import appended, check_kv_groups, repeated
-from gpt import check_num_tokens
+from bonus.kv_cache.kv_cache import generate_text_cached  # noqa: F401 (ModernGPT has its cache)
+from bonus.kv_cache_variants.kv_variants import appended, repeated
+from gpt import check_config, check_num_tokens
 
 # A small model for the notebook and the tests, in the shape of Llama 3 / Qwen3.
 TINY_CONFIG = {
@@ -67,28 +55,6 @@ QWEN3_0_6B = {
     "rope_base": 1_000_000.0, "rope_scaling": None,
     "norm_eps": 1e-6, "qk_norm": True, "tie_embeddings": True,
 }
-
-
-ROPE_SCALING_KEYS = set(LLAMA_3_2_1B["rope_scaling"])
-
-
-def check_modern_config(cfg):
-    """A copy of `cfg`, once it has exactly TINY_CONFIG's keys, heads that group evenly and a
-    rope_scaling of None or a dict with exactly LLAMA_3_2_1B's rope_scaling keys."""
-    if set(cfg) != set(TINY_CONFIG):
-        raise ValueError(f"config keys must be those of TINY_CONFIG; these differ: "
-                         f"{sorted(set(cfg) ^ set(TINY_CONFIG))}")
-    check_kv_groups(cfg["n_heads"], cfg["n_kv_groups"])
-    if cfg["head_dim"] % 2:
-        raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {cfg['head_dim']}")
-    scaling = cfg["rope_scaling"]
-    if scaling is not None and not isinstance(scaling, dict):
-        raise TypeError(f"rope_scaling must be None or a dict, got {type(scaling).__name__}")
-    if scaling is not None and set(scaling) != ROPE_SCALING_KEYS:
-        raise ValueError(f"rope_scaling must have exactly the keys {sorted(ROPE_SCALING_KEYS)}; "
-                         f"missing {sorted(ROPE_SCALING_KEYS - set(scaling))}, "
-                         f"unknown {sorted(set(scaling) - ROPE_SCALING_KEYS)}")
-    return dict(cfg)
 
 
 # ---- rotary position embeddings ----------------------------------------------------------------
@@ -175,7 +141,6 @@ class GroupedQueryAttention(nn.Module):  # NEW: RoPE, GQA, optional QK-norm, no 
     def __init__(self, d_in, num_heads, num_kv_groups, head_dim, qk_norm=False,  # NEW
                  norm_eps=1e-6):  # NEW
         super().__init__()
-        check_kv_groups(num_heads, num_kv_groups)  # NEW
         self.d_out = num_heads * head_dim  # NEW: head_dim is a setting of its own
         self.num_heads = num_heads
         self.head_dim = head_dim  # NEW
@@ -247,10 +212,11 @@ class TransformerBlock(nn.Module):
 class ModernGPT(nn.Module):  # NEW
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = check_modern_config(cfg)  # NEW
+        self.cfg = check_config(cfg, TINY_CONFIG)  # NEW: refuses a key TINY_CONFIG does not have
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
-        inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"])  # NEW
-        self.register_buffer("inv_freq", inv_freq, persistent=False)  # NEW: no pos_emb, no dropout
+        # NEW: no pos_emb, no dropout; the angles per position, in float32, as a plain attribute:
+        # NEW: .to(torch.bfloat16) casts buffers, and would round them to 8 significant bits
+        self.inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"])  # NEW
         self.trf_blocks = nn.ModuleList([TransformerBlock(cfg) for _ in range(cfg["n_layers"])])  # NEW
         self.final_norm = RMSNorm(cfg["emb_dim"], cfg["norm_eps"])  # NEW
         self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
@@ -263,15 +229,6 @@ class ModernGPT(nn.Module):  # NEW
         for block in self.trf_blocks:  # NEW
             block.att.reset_cache()  # NEW
 
-    def _apply(self, fn, recurse=True):  # NEW: what .to(), .bfloat16(), .cuda() apply to tensors
-        super()._apply(fn, recurse)  # NEW
-        # NEW: the frequencies are rebuilt in float32 on the new device: .to(torch.bfloat16) would
-        # NEW: round them to 8 significant bits, and every angle with them
-        cfg = self.cfg  # NEW
-        inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"])  # NEW
-        self.inv_freq = inv_freq.to(self.inv_freq.device)  # NEW
-        return self  # NEW
-
     def forward(self, in_idx, use_cache=False):  # NEW: use_cache
         batch_size, seq_len = in_idx.shape
         start = self.current_pos if use_cache else 0  # NEW: first position after the cached ones
@@ -279,7 +236,8 @@ class ModernGPT(nn.Module):  # NEW
         tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
         positions = torch.arange(start, start + seq_len, device=in_idx.device)  # NEW: from start
         # NEW: the blocks rotate queries and keys; cos and sin in the activations' dtype
-        rope = rotary_angles(positions, self.inv_freq, tok_embeds.dtype)  # NEW
+        inv_freq = self.inv_freq.to(in_idx.device)  # NEW: where the model runs, still float32
+        rope = rotary_angles(positions, inv_freq, tok_embeds.dtype)  # NEW
         x = tok_embeds  # NEW: no position embedding is added
         for block in self.trf_blocks:  # NEW: each block gets the angles and use_cache
             x = block(x, rope, use_cache)  # NEW
@@ -309,9 +267,3 @@ def kv_cache_bytes_per_token(cfg, bytes_per_value=2):
     (2 bytes per value in bfloat16 or float16, as the models are served)."""
     return 2 * cfg["n_layers"] * cfg["n_kv_groups"] * cfg["head_dim"] * bytes_per_value
 
-
-def generate_text_cached(model, idx, max_new_tokens, context_size):
-    """gpt.generate_text_simple for a ModernGPT, with its KV cache: same arguments, same ids."""
-    if not isinstance(model, ModernGPT):
-        raise TypeError(f"expected a bonus.gpt2_to_llama_qwen.modern.ModernGPT, got {type(model).__name__}")
-    return cached_loop(model, idx, max_new_tokens, context_size)  # bonus/kv_cache/kv_cache.py's loop

@@ -1,11 +1,8 @@
-"""Pictures for bonus/gpt2_to_llama_qwen/09_gpt2_to_llama_qwen.ipynb, computed from bonus/gpt2_to_llama_qwen/modern.py's code.
+"""Pictures for 09_gpt2_to_llama_qwen.ipynb, computed from modern.py's code.
 
     draw_rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 1, 2))   # apply_rope, drawn
     draw_wavelengths({"base 10,000": rope_frequencies(64, 10_000.0)})  # one curve per setting
     draw_gpt2_vs_modern(gpt_model, modern_model)                       # the two data paths
-
-The rotations are those apply_rope computes, the wavelengths those rope_frequencies gives, and
-the boxes of the data paths are labelled from the two models' own modules.
 """
 
 import math
@@ -13,8 +10,7 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
-import gpt
-from bonus.gpt2_to_llama_qwen.modern import ModernGPT, apply_rope, rope_frequencies, rotary_angles
+from bonus.gpt2_to_llama_qwen.modern import apply_rope, rope_frequencies, rotary_angles
 from gpt_figures import (
     BOX_COLOR,
     BOX_H,
@@ -31,31 +27,10 @@ from gpt_figures import (
 )
 
 
-def _check_count(name, value, least=1):
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < least:
-        raise ValueError(f"{name} must be at least {least}, got {value}")
-
-
-# ---- RoPE: each pair of features turns by position x its angle -----------------------------------
-
-
 def rope_rotation(head_dim, base, pairs, num_positions):
     """Where apply_rope moves the pairs `pairs` of a vector whose every drawn pair is (1, 0):
     a tensor (num_positions, len(pairs), 2), the pair's two features at positions 0, 1, ..."""
-    _check_count("head_dim", head_dim, 2)
-    if head_dim % 2:
-        raise ValueError(f"head_dim must be even (RoPE rotates pairs), got {head_dim}")
-    _check_count("num_positions", num_positions)
     pairs = list(pairs)
-    if not pairs:
-        raise ValueError("pairs is empty: name at least one pair to draw")
-    for i in pairs:
-        _check_count("each pair", i, least=0)
-        if i >= head_dim // 2:
-            raise ValueError(f"pair {i} does not exist: head_dim {head_dim} has pairs 0 to "
-                             f"{head_dim // 2 - 1}")
     x = torch.zeros(1, 1, num_positions, head_dim)  # (batch, heads, positions, head_dim)
     x[..., pairs] = 1.0  # each drawn pair starts as (1, 0): feature i is 1, i + head_dim/2 is 0
     cos, sin = rotary_angles(torch.arange(num_positions), rope_frequencies(head_dim, base))
@@ -93,18 +68,11 @@ def draw_wavelengths(frequencies, marks=None, title="RoPE: how many tokens one f
     """The wavelength 2π / θ_i of each pair i, one curve per entry of `frequencies` (label ->
     the angles per position, as rope_frequencies returns them), on a log scale. `marks` (label
     -> a number of tokens) adds dotted horizontal lines, e.g. a context length. Returns the figure."""
-    if not isinstance(frequencies, dict) or not frequencies:
-        raise TypeError("frequencies must be a non-empty dict: label -> rope_frequencies(...)")
-    marks = marks or {}
-    if not isinstance(marks, dict):
-        raise TypeError(f"marks must be a dict (label -> tokens) or None, got {type(marks).__name__}")
     fig, ax = plt.subplots(figsize=(7.5, 3.8))
     for label, inv_freq in frequencies.items():
-        if not isinstance(inv_freq, torch.Tensor) or inv_freq.dim() != 1:
-            raise ValueError(f"{label!r}: expected a 1-D tensor of angles per position")
         wavelengths = 2 * math.pi / inv_freq
         ax.plot(range(len(inv_freq)), wavelengths.tolist(), ".-", label=label)
-    for label, tokens in marks.items():
+    for label, tokens in (marks or {}).items():
         ax.axhline(tokens, color="0.45", linestyle=":", linewidth=1)
         ax.text(0, tokens * 1.15, label, fontsize=8, color="0.3", va="bottom")
     ax.set_yscale("log")
@@ -179,11 +147,6 @@ def draw_gpt2_vs_modern(gpt_model, modern_model):
     """The chapter's GPTModel (left) and a bonus.gpt2_to_llama_qwen.modern ModernGPT (right), input to output, with
     one transformer block opened up. Rows align what corresponds; on the right, what changed is
     highlighted and what was dropped is a dashed outline. Returns the figure."""
-    if not isinstance(gpt_model, gpt.GPTModel):
-        raise TypeError(f"gpt_model must be a gpt.GPTModel, got {type(gpt_model).__name__}")
-    if not isinstance(modern_model, ModernGPT):
-        raise TypeError(f"modern_model must be a bonus.gpt2_to_llama_qwen.modern.ModernGPT, got "
-                        f"{type(modern_model).__name__}")
     columns = [("GPT-2 (the chapter's GPTModel)", _gpt_rows(gpt_model), gpt_model),
                ("Llama 3 / Qwen3 (ModernGPT)", _modern_rows(modern_model), modern_model)]
     n_rows, half_w, top = len(columns[0][1]), 1.55, -0.75

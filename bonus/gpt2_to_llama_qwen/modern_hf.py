@@ -1,13 +1,9 @@
-"""Turn Hugging Face's Llama and Qwen3 models into bonus.gpt2_to_llama_qwen.modern's ModernGPT.
+"""Turn Hugging Face's Llama and Qwen3 models into modern.py's ModernGPT.
 
     model = model_from_hf(hf_model)             # a LlamaForCausalLM or Qwen3ForCausalLM -> ours
     model = load_modern("Qwen/Qwen3-0.6B")      # a folder or a hub name (online, or cached)
 
-Both compute the same function as ours; only the names differ (table below). Hugging Face's
-rotation pairs feature i with feature i + head_dim / 2 of each head, as bonus.gpt2_to_llama_qwen.modern does, so no
-weight needs permuting. The converted model shares memory with the source (no copies), so it
-lives on the source's device, in its dtype. It is converted for inference: attention dropout,
-which ModernGPT does not have, is refused rather than left out silently.
+The converted model shares memory with the source, on its device and in its dtype.
 """
 
 import os
@@ -103,9 +99,8 @@ def model_from_hf(hf_model):
     model.load_state_dict(ours, assign=True, strict=True)
     if cfg["tie_embeddings"]:
         model.out_head.weight = model.tok_emb.weight
-    device = model.tok_emb.weight.device
-    model.inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"]).to(
-        device)  # a buffer computed, not loaded: rebuilt off the meta device
+    # Computed, not loaded: built again off the meta device (forward moves it where it runs).
+    model.inv_freq = rope_frequencies(cfg["head_dim"], cfg["rope_base"], cfg["rope_scaling"])
     return model.train(hf_model.training)
 
 

@@ -4,16 +4,7 @@
     hf_model = hf_from_gptmodel(model)   # ours -> Hugging Face
     model = load_pretrained("gpt2")      # OpenAI's GPT-2 weights in our GPTModel
 
-The two implementations compute the same function; they differ only in how they store it:
-- Hugging Face keeps each projection in a `Conv1D`, which computes `x @ W + b`: its weight is
-  the transpose of the `nn.Linear` weight we use (`x @ W.T + b`).
-- Its attention has one projection, `c_attn`, whose output is query, key and value side by
-  side; ours has three (`W_query`, `W_key`, `W_value`).
-- GPT-2 ties the output head to the token embedding: one matrix serves both.
-
-Transposes and slices are views, so a converted model shares memory with its source instead
-of copying it (like `torch.from_numpy`); only building `c_attn` from our three projections has
-to allocate. Use `copy.deepcopy` on the result if the two must be trained independently.
+The result shares memory with its source (views, not copies). See bonus/hf_side_by_side/README.md.
 """
 
 from pathlib import Path

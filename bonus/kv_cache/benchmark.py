@@ -1,13 +1,9 @@
 """Race the greedy generators on the same weights, and compare them with this machine's limits.
 
-    python bonus/kv_cache/benchmark.py           # GPT-2 small, 200 new tokens: about 7 minutes on 2 cores
+    python bonus/kv_cache/benchmark.py           # GPT-2 small, 200 new tokens: 5 to 7 minutes on 2 cores
     python bonus/kv_cache/benchmark.py --quick   # a tiny model and a few tokens: a smoke test
 
-Two races, each printed when done. Greedy generators on one seed-123 GPTModel's weights (the
-chapter's loop, the two caches in bonus/, Hugging Face's generate), next to the least time
-their tokens' weights take to stream from memory; then forward passes' FLOP/s next to a large
-matrix product's. Within a race the contenders take turns, round after round, so a machine
-that gets busier or quieter affects them all alike; each figure is the median round.
+Contenders take turns, round after round; each figure is the median round (see the README).
 """
 
 import argparse

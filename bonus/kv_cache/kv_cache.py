@@ -3,24 +3,13 @@
     cached = from_gpt(model)                             # any gpt.GPTModel (weights copied)
     out = generate_text_cached(cached, idx, 200, 1024)  # the ids generate_text_simple returns
 
-The three classes below are gpt.py's MultiHeadAttention, TransformerBlock and GPTModel with a
-cache added. Every line that differs from gpt.py ends with a `# NEW` comment, so reading those
-lines (or diffing a class against gpt.py's) shows the whole mechanism:
-
-- each attention module keeps the keys and values of the positions it has seen;
-- a call with `use_cache=True` computes queries, keys and values for the new tokens only,
-  attends over the cached keys and values plus its own, and appends its keys and values;
-- the model remembers how many positions are cached, so new tokens get the next positions.
-
-Without `use_cache` the classes compute exactly what gpt.py's do, dropout and guards
-included. bonus/kv_cache/kv_cache_fast.py computes the same ids faster; the notebook
-bonus/kv_cache/01_kv_cache.ipynb explains both.
+gpt.py's MultiHeadAttention, TransformerBlock and GPTModel, every line that differs marked
+`# NEW`. How it works: bonus/kv_cache/README.md.
 """
 
 import torch
 import torch.nn as nn
 
-import gpt
 from gpt import (
     GPT_CONFIG_124M,
     FeedForward,
@@ -141,8 +130,6 @@ class GPTModel(nn.Module):
 def from_gpt(model):
     """This module's GPTModel with a copy of a gpt.GPTModel's weights, in the same mode, on the
     same device and in the same dtype."""
-    if not isinstance(model, gpt.GPTModel):
-        raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
     weight = model.tok_emb.weight
     with torch.device("meta"):  # shapes only: no random initial weights, no seed used up
         cached = GPTModel(model.cfg)
@@ -154,19 +141,10 @@ def from_gpt(model):
 def generate_text_cached(model, idx, max_new_tokens, context_size):
     """gpt.generate_text_simple with a KV cache: same arguments, same ids.
 
-    `model` is this module's GPTModel (from_gpt converts a gpt.GPTModel).
+    `model` is this module's GPTModel (from_gpt converts a gpt.GPTModel), or any model with its
+    cache: `reset_cache()`, `current_pos` and `forward(ids, use_cache=True)`, such as the
+    variants in bonus/kv_cache_variants/ and bonus/gpt2_to_llama_qwen/'s ModernGPT.
     """
-    if not isinstance(model, GPTModel):
-        raise TypeError(
-            f"expected a bonus.kv_cache.kv_cache.GPTModel, got {type(model).__name__}"
-            " (from_gpt(model) converts a gpt.GPTModel)"
-        )
-    return cached_loop(model, idx, max_new_tokens, context_size)
-
-
-def cached_loop(model, idx, max_new_tokens, context_size):
-    """The loop of generate_text_cached, for any model with its cache interface: `reset_cache()`,
-    `current_pos` and `forward(ids, use_cache=True)` (bonus/gpt2_to_llama_qwen/modern.py's ModernGPT has it too)."""
     check_generation_args(model, idx, max_new_tokens, context_size)
     model.reset_cache()
     feed = idx[:, -context_size:]  # the first step sees the whole window at once

@@ -1,21 +1,10 @@
-"""The KV cache of bonus/kv_cache/kv_cache.py, made fast: same ids, for inference only.
+"""The KV cache of kv_cache.py, made fast: the same ids, for inference only.
 
     fast = FastGPT(model)                       # convert a gpt.GPTModel once
     out = generate_fast(fast, idx, 200, 1024)   # the ids generate_text_simple returns
 
-kv_cache.py adds a cache to the chapter's modules and changes nothing else. This file computes
-the same thing with the optimizations below, each explained where it lives;
-`python bonus/kv_cache/benchmark.py` compares the fast path with what streaming its weights allows.
-
-1. Weights laid out for one-token steps, once, when converting (`FastGPT`, `lay_out`).
-2. One cache tensor allocated up front and written in place (`new_cache`, `FastBlock.attend`).
-3. Fused kernels: F.scaled_dot_product_attention, F.layer_norm, F.gelu (`FastBlock`).
-4. Logits for the last position only (`FastGPT.__call__`).
-5. torch.inference_mode instead of torch.no_grad (`generate_fast`).
-
-FastGPT is neither a gpt.GPTModel nor an nn.Module: it has no dropout, no training mode and no
-gradients. It copies the matrices it rearranges and shares the other tensors with the model,
-so convert again after changing the model's weights.
+FastGPT copies the matrices it lays out and shares the rest: convert again after changing the
+model's weights. What makes it fast: bonus/kv_cache/README.md.
 """
 
 import torch
@@ -115,8 +104,6 @@ class FastGPT:
     """
 
     def __init__(self, model):
-        if not isinstance(model, gpt.GPTModel):
-            raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
         self.cfg = dict(model.cfg)
         self.tok_emb = model.tok_emb.weight.detach()  # looked up, not multiplied: shared
         self.pos_emb = model.pos_emb.weight.detach()
@@ -151,11 +138,6 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
 
     Convert the model once with FastGPT(model) and reuse the result for every call.
     """
-    if not isinstance(fast, FastGPT):
-        raise TypeError(
-            f"expected a FastGPT, got {type(fast).__name__} (convert a gpt.GPTModel once"
-            " with FastGPT(model), then reuse it)"
-        )
     gpt.check_generation_args(fast, idx, max_new_tokens, context_size)
     cfg = fast.cfg
     window = idx[:, -context_size:]

@@ -1,20 +1,10 @@
-"""Time one decoding step of each attention variant deep into the context, next to its bytes.
+"""Check each attention variant, then time one decoding step of each deep into the context.
 
-    python bonus/kv_cache_variants/benchmark_variants.py           # GPT-2 small's width, ~1000 cached positions
-    python bonus/kv_cache_variants/benchmark_variants.py --quick   # a tiny model: a smoke test
-    python bonus/kv_cache_variants/benchmark_variants.py --threads 1   # steadier on a machine busy with other work
+    python bonus/kv_cache_variants/benchmark_variants.py            # GPT-2 small's width, ~1000 cached positions
+    python bonus/kv_cache_variants/benchmark_variants.py --quick    # a tiny model: a smoke test
+    python bonus/kv_cache_variants/benchmark_variants.py --threads 1    # steadier on a busy machine
 
-Every variant gets the same embeddings, feed-forward layers, norms and output head (one copy
-in memory, seed 123, float32, batch 1); only the attention differs. Each cache is filled with
-the same random prompt (not timed), then the variants take turns, one new token each, round
-after round, so a machine that gets busier or quieter affects all of them alike; each figure
-is the median step. Printed next to it: the bytes of weights a step reads (every parameter
-but the embeddings, of which a step reads one row), the bytes its cache holds, and the
-FLOPs torch.utils.flop_counter counts for one step.
-
-Before timing it checks what makes the figures worth comparing, and exits with status 1 if a
-check fails: every cache holds the bytes its formula predicts, a step with the cache gives
-the logits of a full forward pass without it, and the absorbed MLA gives plain MLA's logits.
+Exit status 1 if a check fails. What is timed and checked: bonus/kv_cache_variants/README.md.
 """
 
 import argparse

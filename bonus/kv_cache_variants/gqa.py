@@ -3,12 +3,8 @@
     model = gqa_model(cfg, n_kv_groups=3)               # 12 query heads, 3 key/value heads
     out = generate_text_cached(model, idx, 50, 1024)    # bonus.kv_cache.kv_cache's generator
 
-GroupedQueryAttention is gpt.MultiHeadAttention with the KV cache of bonus/kv_cache/kv_cache.py and
-fewer key/value heads: `num_kv_groups` of them, each serving `num_heads // num_kv_groups`
-consecutive query heads. Only those key/value heads are projected and cached; attention
-repeats each one for its group. num_kv_groups = num_heads is multi-head attention;
-num_kv_groups = 1 is multi-query attention (MQA). Every line that differs from gpt.py's
-class ends with `# NEW`.
+gpt.MultiHeadAttention with kv_cache.py's cache, every changed line marked `# NEW`;
+n_kv_groups=1 is multi-query attention (MQA). See bonus/kv_cache_variants/README.md.
 """
 
 import torch
@@ -17,7 +13,6 @@ import torch.nn as nn
 from bonus.kv_cache_variants.kv_variants import (
     appended,
     attention_args,
-    check_kv_groups,
     mask_rows,
     model_with_attention,
     repeated,
@@ -32,7 +27,6 @@ class GroupedQueryAttention(nn.Module):  # NEW: num_kv_groups key/value heads, a
         super().__init__()
         if d_out % num_heads:
             raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
-        check_kv_groups(num_heads, num_kv_groups)  # NEW: each kv head serves as many query heads
         self.d_out = d_out
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads

@@ -1,31 +1,12 @@
-"""What the attention variants in bonus/kv_cache_variants/gqa.py, bonus/kv_cache_variants/mla.py and bonus/kv_cache_variants/swa.py share.
+"""What the attention variants of gqa.py, mla.py and swa.py share.
 
-Each variant is gpt.MultiHeadAttention with a KV cache, as in bonus/kv_cache/kv_cache.py, plus its own
-changes; every line that differs from gpt.py's class ends with `# NEW`. A model with a variant
-is bonus.kv_cache.kv_cache's GPTModel with each block's attention swapped for it, so
-bonus.kv_cache.kv_cache.generate_text_cached generates with it unchanged. The helpers here keep the
-variants' own code down to what makes each one different.
+A model with a variant is bonus.kv_cache.kv_cache's GPTModel with each block's attention
+swapped for it, so kv_cache.generate_text_cached generates with it unchanged.
 """
 
 import torch
 
 from bonus.kv_cache import kv_cache
-
-
-def check_count(name, value):
-    """Raise a clear TypeError/ValueError unless `value` is a positive int."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be positive, got {value}")
-
-
-def check_kv_groups(num_heads, num_kv_groups):
-    """Raise a clear error unless `num_kv_groups` key/value heads can share `num_heads` evenly."""
-    check_count("num_kv_groups", num_kv_groups)
-    if num_heads % num_kv_groups:  # every key/value head serves as many query heads
-        raise ValueError(f"num_heads ({num_heads}) must be divisible by "
-                         f"num_kv_groups ({num_kv_groups})")
 
 
 def appended(cache, new, dim):

@@ -4,15 +4,8 @@
     fast = absorbed_model(model)                       # the same outputs, latent never expanded
     out = generate_text_cached(fast, idx, 50, 1024)    # bonus.kv_cache.kv_cache's generator
 
-MultiHeadLatentAttention is gpt.MultiHeadAttention with the KV cache of bonus/kv_cache/kv_cache.py and
-keys and values made in two steps: W_kv_down compresses each token to `latent_dim` numbers,
-the only thing cached, and W_key and W_value expand that latent to every head's key and value.
-DeepSeek's MLA also gives each key a small extra part that carries rotary position
-information (RoPE); GPT-2 adds positions to the embeddings instead, so this one has none.
-
-AbsorbedLatentAttention computes the same outputs at inference: W_key is folded into the query
-projection and W_value into the output projection, so every head attends to the cached latent
-directly. Every line of both classes that differs from gpt.py's class ends with `# NEW`.
+Both classes are gpt.MultiHeadAttention with every changed line marked `# NEW`; no RoPE part
+(GPT-2 adds positions to the embeddings). See bonus/kv_cache_variants/README.md.
 """
 
 import copy
@@ -23,7 +16,6 @@ import torch.nn as nn
 from bonus.kv_cache_variants.kv_variants import (
     appended,
     attention_args,
-    check_count,
     mask_rows,
     model_with_attention,
 )
@@ -37,7 +29,6 @@ class MultiHeadLatentAttention(nn.Module):  # NEW: keys and values from a cached
         super().__init__()
         if d_out % num_heads:
             raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
-        check_count("latent_dim", latent_dim)  # NEW
         self.d_out = d_out
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads
@@ -87,7 +78,6 @@ class AbsorbedLatentAttention(nn.Module):  # NEW: MLA with W_key, W_value folded
         super().__init__()
         if d_out % num_heads:
             raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
-        check_count("latent_dim", latent_dim)  # NEW
         self.d_out = d_out
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads
@@ -145,8 +135,6 @@ def absorb(att):
     scores, which softmax ignores; the value bias passes through the weighted sum (the
     weights add up to 1, so in eval mode) and into out_proj's bias.
     """
-    if not isinstance(att, MultiHeadLatentAttention):
-        raise TypeError(f"expected a MultiHeadLatentAttention, got {type(att).__name__}")
     heads, head_dim, latent_dim = att.num_heads, att.head_dim, att.latent_dim
     d_in, context_length = att.W_query.in_features, att.mask.shape[0]
     with torch.random.fork_rng():  # initial weights, all replaced: leave the caller's seed alone

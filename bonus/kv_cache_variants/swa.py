@@ -3,16 +3,9 @@
     model = swa_model(cfg, window=128)                       # every layer slides
     model = swa_model(cfg, window=128, local_per_global=5)   # 5 sliding layers, then a full one
     model = swa_model(cfg, 128, 5, n_kv_groups=3)            # the same over grouped-query heads
-    out = generate_text_cached(model, idx, 50, 1024)         # bonus.kv_cache.kv_cache's generator
 
-SlidingWindowAttention is gpt.MultiHeadAttention with the KV cache of bonus/kv_cache/kv_cache.py and
-the changes of two ideas. The window: the mask also hides the positions `window` or more steps
-back, and the cache keeps only the last `window - 1` positions, all that a later token can
-still see (it sees itself and the `window - 1` before it). Grouped-query attention, as in
-bonus/kv_cache_variants/gqa.py: `num_kv_groups` key/value heads, each shared by a group of query heads, because
-the models that use windows (Mistral 7B, Gemma 2 and 3, gpt-oss) use both. A window at least
-as long as the text is grouped-query attention; with as many groups as heads, too, it is the
-chapter's causal attention. Every line that differs from gpt.py's class ends with `# NEW`.
+gpt.MultiHeadAttention with kv_cache.py's cache and grouped heads, every changed line marked
+`# NEW`. See bonus/kv_cache_variants/README.md.
 """
 
 import torch
@@ -22,8 +15,6 @@ from bonus.kv_cache_variants import gqa
 from bonus.kv_cache_variants.kv_variants import (
     appended,
     attention_args,
-    check_count,
-    check_kv_groups,
     mask_rows,
     model_with_attention,
     repeated,
@@ -48,8 +39,6 @@ class SlidingWindowAttention(nn.Module):  # NEW: a window, grouped kv heads, a K
         super().__init__()
         if d_out % num_heads:
             raise ValueError(f"d_out ({d_out}) must be divisible by num_heads ({num_heads})")
-        check_count("window", window)  # NEW
-        check_kv_groups(num_heads, num_kv_groups)  # NEW: each kv head serves as many query heads
         self.d_out = d_out
         self.num_heads = num_heads
         self.head_dim = d_out // num_heads
@@ -115,9 +104,6 @@ def swa_model(cfg, window, local_per_global=None, n_kv_groups=None):
     attention (bonus.kv_cache_variants.gqa's, with the same groups), starting with the sliding ones.
     `n_kv_groups` key/value heads in every block; None: one per head, multi-head attention.
     """
-    if local_per_global is not None:
-        check_count("local_per_global", local_per_global)
-    check_count("window", window)
     groups = cfg["n_heads"] if n_kv_groups is None else n_kv_groups
 
     def make_attention(layer):

@@ -4,50 +4,12 @@ state of fixed size.
     out = parallel_form(q, k, v, beta, alpha)          # every position at once
     out, state = recurrent_form(q, k, v, beta, alpha)  # a loop over recurrent_step
 
-q and k are (..., tokens, d_k), v is (..., tokens, d_v), beta and alpha are (..., tokens); the
-leading dimensions are batch and heads. The state is one (d_v, d_k) matrix per head. Three
-rules, chosen by which of beta and alpha are given (o_t = S_t q_t in all three):
-
-- causal linear attention (neither): S_t = S_{t-1} + v_t k_t^T, so o_t = sum_{i<=t} (q_t . k_i) v_i;
-- DeltaNet, the delta rule (beta): S_t = S_{t-1} + beta_t (v_t - S_{t-1} k_t) k_t^T;
-- Gated DeltaNet (beta and alpha): the delta rule applied to alpha_t S_{t-1}, a decayed state
-  (Yang, Kautz, Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule", ICLR 2025).
-
-Causal linear attention weighs v_i by the raw q_t . k_i, which may be negative and need not sum
-to 1 over i. The normalised form of Katharopoulos et al. (2020), "Transformers are RNNs: Fast
-Autoregressive Transformers with Linear Attention", makes the weights positive and sum to 1:
-
-    out = normalized_parallel_form(q, k, v)                        # every position at once
-    out, (state, normalizer) = normalized_recurrent_form(q, k, v)  # one token at a time
-
-o_t = S_t phi(q_t) / (z_t . phi(q_t)), S_t = S_{t-1} + v_t phi(k_t)^T, z_t = z_{t-1} + phi(k_t),
-with the positive feature map phi(x) = elu(x) + 1.
-
-The notebook bonus/linear_attention/06_linear_attention.ipynb derives the parallel form and compares the state
-with softmax attention's KV cache.
+No beta or alpha: linear attention; beta: DeltaNet; both: Gated DeltaNet. The rules, and the
+normalised form: bonus/linear_attention/README.md.
 """
 
 import torch
 import torch.nn.functional as F
-
-
-def _check_inputs(q, k, v, beta, alpha):
-    """Raise a clear TypeError/ValueError unless the inputs fit together."""
-    named = {"q": q, "k": k, "v": v, "beta": beta, "alpha": alpha}
-    for name, tensor in named.items():
-        if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-    if q.dim() < 2 or q.shape != k.shape:
-        raise ValueError(f"q and k must have the same shape (..., tokens, d_k), got "
-                         f"{list(q.shape)} and {list(k.shape)}")
-    if v is not None and v.shape[:-1] != q.shape[:-1]:
-        raise ValueError(f"v must be (..., tokens, d_v) like q, got {list(v.shape)}")
-    for name in ("beta", "alpha"):
-        if named[name] is not None and named[name].shape != q.shape[:-1]:
-            raise ValueError(f"{name} must have shape {list(q.shape[:-1])}, "
-                             f"got {list(named[name].shape)}")
-    if alpha is not None and not ((alpha > 0) & (alpha <= 1)).all():
-        raise ValueError("alpha must lie in (0, 1]: the fraction of the state each step keeps")
 
 
 def recurrent_step(state, q, k, v, beta=None, alpha=None):
@@ -69,7 +31,6 @@ def recurrent_step(state, q, k, v, beta=None, alpha=None):
 
 def recurrent_form(q, k, v, beta=None, alpha=None):
     """All outputs, one token at a time from a zero state; returns (outputs, final state)."""
-    _check_inputs(q, k, v, beta, alpha)
     state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
     outputs = []
     for t in range(q.shape[-2]):
@@ -89,7 +50,6 @@ def parallel_form(q, k, v, beta=None, alpha=None):
     linear system, (I + diag(beta) L) U = diag(beta) V with L_ti = (gamma_t / gamma_i)(k_t . k_i)
     for i < t.
     """
-    _check_inputs(q, k, v, beta, alpha)
     num_tokens = q.shape[-2]
     causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
     if alpha is None:
@@ -118,7 +78,6 @@ def elu_feature_map(x):
 def normalized_weights(q, k):
     """The (..., tokens, tokens) weights of normalised causal linear attention: row t holds
     phi(q_t) . phi(k_i) divided by its sum over i <= t, and 0 for i > t."""
-    _check_inputs(q, k, None, None, None)
     num_tokens = q.shape[-2]
     causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
     scores = (elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)) * causal
@@ -127,7 +86,6 @@ def normalized_weights(q, k):
 
 def normalized_parallel_form(q, k, v):
     """Katharopoulos et al.'s normalised causal linear attention, all positions at once."""
-    _check_inputs(q, k, v, None, None)
     return normalized_weights(q, k) @ v
 
 
@@ -138,7 +96,6 @@ def normalized_recurrent_form(q, k, v):
     The numerator S_t phi(q_t) is recurrent_step's linear attention on phi(q), phi(k); z_t adds
     up phi(k_i), so z_t . phi(q_t) is the sum of the weights before normalising.
     """
-    _check_inputs(q, k, v, None, None)
     phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
     state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
     normalizer = q.new_zeros(*k.shape[:-2], k.shape[-1])

@@ -15,10 +15,10 @@ from bonus.kv_cache import kv_cache
 from bonus.kv_cache.kv_cache_fast import FastGPT, generate_fast
 from bonus.kv_cache_variants import gqa, mla
 from bonus.kv_cache_variants.kv_variants import copy_weights
-from tests.helpers import TINY_CONFIG
+from tests.helpers import SMALL_VOCAB_CONFIG, TWO_PROMPTS
 
-CFG = {**TINY_CONFIG, "vocab_size": 500, "drop_rate": 0.0}
-IDS = torch.tensor([[154, 11, 314, 71], [109, 362, 400, 345]])
+CFG = {**SMALL_VOCAB_CONFIG, "drop_rate": 0.0}
+IDS = torch.tensor(TWO_PROMPTS)
 DTYPES = [torch.float64, torch.bfloat16]
 
 

@@ -9,11 +9,15 @@ import gpt
 from bonus.kv_cache import kv_cache
 from bonus.kv_cache_variants import benchmark_variants, gqa, mla, swa
 from bonus.kv_cache_variants.kv_variants import cache_bytes, copy_weights, repeated
-from tests.helpers import TINY_CONFIG, assert_changes_marked_new
+from tests.helpers import (
+    SMALL_VOCAB_CONFIG,
+    TWO_PROMPTS,
+    assert_changes_marked_new,
+    cached_and_full_logits,
+)
 
-# TINY_CONFIG with a small vocabulary: the output head dominates a tiny model's time.
-CFG = {**TINY_CONFIG, "vocab_size": 500}
-PROMPTS = torch.tensor([[154, 11, 314, 71], [109, 362, 400, 345]])  # a batch of two
+CFG = SMALL_VOCAB_CONFIG
+PROMPTS = torch.tensor(TWO_PROMPTS)
 HEADS = CFG["n_heads"]
 WINDOW, LATENT = 5, 8
 
@@ -70,11 +74,21 @@ def same_logits_in_training(model, variant):
     return torch.equal(variant(PROMPTS.repeat(1, 4)), expected)
 
 
+# Each variant built to hold the chapter's attention, from a chapter model with its weights.
+HOLDS_THE_CHAPTER = {
+    "GQA, a group per head": lambda m: copy_weights(m, gqa.gqa_model(m.cfg, HEADS)),
+    "SWA, a window as long as the text": lambda m: copy_weights(
+        m, swa.swa_model(m.cfg, m.cfg["context_length"])),
+    "MLA, the identity as W_kv_down": mla_as_mha,
+}
+
+
 @pytest.mark.parametrize("qkv_bias", [False, True])
-def test_gqa_with_a_group_per_head_is_mha(qkv_bias):
+@pytest.mark.parametrize("name", HOLDS_THE_CHAPTER)
+def test_a_variant_holding_the_chapters_attention_computes_it_even_in_training(name, qkv_bias):
     torch.manual_seed(123)
     model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
-    assert same_logits_in_training(model, copy_weights(model, gqa.gqa_model(model.cfg, HEADS)))
+    assert same_logits_in_training(model, HOLDS_THE_CHAPTER[name](model))
 
 
 def test_repeated_is_repeat_interleave_and_a_view_for_one_head_per_group():
@@ -97,27 +111,12 @@ def test_a_group_per_head_gives_the_chapters_logits_bit_for_bit_at_every_length(
 
 
 @pytest.mark.parametrize("qkv_bias", [False, True])
-def test_sliding_window_as_long_as_the_text_is_causal_attention(qkv_bias):
-    torch.manual_seed(123)
-    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
-    window = CFG["context_length"]  # the text fills the context
-    assert same_logits_in_training(model, copy_weights(model, swa.swa_model(model.cfg, window)))
-
-
-@pytest.mark.parametrize("qkv_bias", [False, True])
 def test_grouped_sliding_window_as_long_as_the_text_is_gqa(qkv_bias):
     torch.manual_seed(123)
     grouped = gqa.gqa_model({**CFG, "qkv_bias": qkv_bias}, 2)
     window = CFG["context_length"]
     variant = swa.swa_model(grouped.cfg, window, local_per_global=1, n_kv_groups=2)
     assert same_logits_in_training(grouped, copy_weights(grouped, variant))
-
-
-@pytest.mark.parametrize("qkv_bias", [False, True])
-def test_mla_with_identity_down_projection_is_mha(qkv_bias):
-    torch.manual_seed(123)
-    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
-    assert same_logits_in_training(model, mla_as_mha(model))
 
 
 def test_gqa_shares_each_kv_head_with_consecutive_query_heads():
@@ -177,13 +176,8 @@ def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_each_cached_step_gives_the_full_forward_logits(name):
-    model = variant_model(name)
-    ids = PROMPTS.repeat(1, 3)  # 12 tokens: more than the window
-    with torch.no_grad():
-        expected = model(ids)[:, 3:]
-        steps = [model(ids[:, :4], use_cache=True)[:, -1]]
-        steps += [model(ids[:, t : t + 1], use_cache=True)[:, -1] for t in range(4, 12)]
-    assert (torch.stack(steps, dim=1) - expected).abs().max() < 1e-5
+    cached, full = cached_and_full_logits(variant_model(name), PROMPTS.repeat(1, 3), 4)
+    assert (cached - full).abs().max() < 1e-5  # 12 tokens: more than the window
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -230,30 +224,7 @@ def test_formulas_at_gpt2_small_width():
     assert swa.kv_cache_bytes(cfg, 128, 1000, 5, n_kv_groups=3) == (10 * 127 + 2 * 1000) * mha // 48
 
 
-# ---- clear errors ----
-
-@pytest.mark.parametrize("build, error, message", [
-    (lambda: gqa.gqa_model(CFG, 3), ValueError, "divisible by num_kv_groups"),
-    (lambda: gqa.gqa_model(CFG, 0), ValueError, "num_kv_groups must be positive"),
-    (lambda: gqa.gqa_model(CFG, 2.0), TypeError, "num_kv_groups must be an int"),
-    (lambda: gqa.gqa_model(CFG, True), TypeError, "num_kv_groups must be an int"),
-    (lambda: mla.mla_model(CFG, 0), ValueError, "latent_dim must be positive"),
-    (lambda: mla.mla_model(CFG, "8"), TypeError, "latent_dim must be an int"),
-    (lambda: swa.swa_model(CFG, 0), ValueError, "window must be positive"),
-    (lambda: swa.swa_model(CFG, 4.5), TypeError, "window must be an int"),
-    (lambda: swa.swa_model(CFG, 4, 0), ValueError, "local_per_global must be positive"),
-    (lambda: swa.swa_model(CFG, 4, n_kv_groups=3), ValueError, "divisible by num_kv_groups"),
-    (lambda: mla.absorb(kv_cache.MultiHeadAttention(8, 8, 4, 0.0, 2)), TypeError,
-     "expected a MultiHeadLatentAttention, got MultiHeadAttention"),
-    (lambda: copy_weights(gpt.GPTModel(CFG), mla.mla_model(CFG, 8)), ValueError,
-     "parameter names differ"),
-    (lambda: copy_weights(gpt.GPTModel(CFG), gqa.gqa_model(CFG, 2)), ValueError,
-     "W_key.weight: shape"),
-])
-def test_bad_arguments_raise_clear_errors(build, error, message):
-    with pytest.raises(error, match=message):
-        build()
-
+# ---- the benchmark, and its checks ----
 
 # Counting FLOPs imports torch._dynamo (seconds, once per process): on the worker that already
 # imported it with transformers.

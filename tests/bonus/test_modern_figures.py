@@ -2,11 +2,6 @@
 
 import math
 
-import matplotlib
-
-matplotlib.use("Agg")  # draw without a display
-
-import matplotlib.pyplot as plt
 import pytest
 import torch
 from matplotlib.colors import to_rgba
@@ -18,11 +13,7 @@ from bonus.gpt2_to_llama_qwen import modern_figures as mf
 from gpt_figures import BOX_COLOR, HIGHLIGHT_COLOR
 from tests.helpers import TINY_CONFIG
 
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("figures")
 
 
 def texts(fig):
@@ -102,21 +93,3 @@ def test_what_changed_is_highlighted():
     assert faces["norm1: LayerNorm"] == {to_rgba(BOX_COLOR)}
     assert faces["tok_emb: Embedding"] == {to_rgba(BOX_COLOR)}  # the same on both sides
     assert sum(patch.get_gid() == "absent" for patch in ax.patches) == 4  # pos_emb, 3 dropouts
-
-
-@pytest.mark.parametrize("call, error", [
-    (lambda: mf.draw_rope_rotation(head_dim=16.0), TypeError),
-    (lambda: mf.draw_rope_rotation(head_dim=15), ValueError),
-    (lambda: mf.draw_rope_rotation(num_positions=0), ValueError),
-    (lambda: mf.draw_rope_rotation(num_positions="8"), TypeError),
-    (lambda: mf.draw_rope_rotation(head_dim=16, pairs=(8,)), ValueError),
-    (lambda: mf.draw_rope_rotation(pairs=()), ValueError),
-    (lambda: mf.draw_rope_rotation(pairs=(1.0,)), TypeError),
-    (lambda: mf.draw_wavelengths({}), TypeError),
-    (lambda: mf.draw_wavelengths({"a": torch.ones(2, 2)}), ValueError),
-    (lambda: mf.draw_wavelengths({"a": torch.ones(4)}, marks=[8192]), TypeError),
-    (lambda: mf.draw_gpt2_vs_modern(*reversed(models())), TypeError),
-])
-def test_bad_arguments_are_refused(call, error):
-    with pytest.raises(error):
-        call()

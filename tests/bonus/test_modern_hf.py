@@ -1,10 +1,7 @@
 """bonus/gpt2_to_llama_qwen/modern_hf.py: Hugging Face's Llama and Qwen3, converted, compute what ours computes.
 
-Tiny random models built locally (no download): the logits agree within 1e-5 and greedy
-generation gives the same ids, for several shapes - GQA group counts, tied and untied
-embeddings, QK-norm on and off, Llama 3's RoPE scaling - and in bfloat16 and float16 too.
-Every Hugging Face parameter is drawn at random first, norm gains included: with the default
-gains (all 1) a name map that swaps two norms would still pass.
+Tiny random models built locally, in several shapes, every parameter drawn at random (norm
+gains included: with gains of 1 a name map that swaps two norms would still pass).
 """
 
 import pytest

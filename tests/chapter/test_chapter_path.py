@@ -1,5 +1,5 @@
 """The chapter notebooks keep engineering off the learner's path: it lives in gpt_engineering.py
-and the appendix (notebook 08), and a chapter notebook uses it in one line at most."""
+and the appendix, and a chapter notebook uses it in one line at most."""
 
 import re
 from pathlib import Path
@@ -29,16 +29,7 @@ def code_cells(path):
 def test_no_engineering_in_a_chapter_notebooks_code(path):
     found = [f"{cell.id}: {what}" for cell in code_cells(path)
              for what, pattern in ENGINEERING.items() if re.search(pattern, cell.source, re.M)]
-    assert not found, f"{path.name} defines what appendix 08 explains: {found}"
-
-
-@pytest.mark.parametrize("what, source", [
-    ("a hash", "import hashlib"), ("a byte map", "byte_of = {}"),
-    ("a guard helper", "def check_args(x):\n    pass"), ("a weak reference", "import weakref"),
-    ("a hook", "m.register_forward_hook(f)"), ("a random-state probe", "s = torch.get_rng_state()"),
-])
-def test_each_kind_of_engineering_is_found(what, source):
-    assert re.search(ENGINEERING[what], source, re.M)
+    assert not found, f"{path.name} defines what the appendix explains: {found}"
 
 
 def test_engineering_is_one_import_line_where_it_is_used():
@@ -47,14 +38,14 @@ def test_engineering_is_one_import_line_where_it_is_used():
     assert uses and all(line.startswith("from gpt_engineering import ") for line in uses)
 
 
-def test_only_printed_float32_noise_goes_unchecked():
-    """nbval compares every output but 02's three printouts of rounding leftovers (tiny means, or
-    a zero's sign) and 01's logits printout, one of whose values lies within float32's noise of a
-    rounding boundary."""
-    ignored = [(path.name, cell.id) for path in sorted((ROOT / "notebooks").glob("*.ipynb"))
-               for cell in code_cells(path)
-               if "nbval-ignore-output" in cell.metadata.get("tags", [])
-               or "NBVAL_IGNORE_OUTPUT" in cell.source]
-    assert ignored == [("01_gpt_backbone.ipynb", "f86bd2a2"),
-                       ("02_layer_norm.ipynb", "a2-norm-stats"), ("02_layer_norm.ipynb", "96decea4"),
-                       ("02_layer_norm.ipynb", "f4cd9ccb")]
+def test_only_printouts_of_float_tensors_go_unchecked():
+    """nbval compares every output but printouts of float32 tensors whose last digits are
+    rounding noise (02's tiny means, a zero's sign; 01's logits, one of whose values lies within
+    float32's noise of a rounding boundary): an unchecked cell may print nothing else."""
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        for cell in code_cells(path):
+            if ("nbval-ignore-output" in cell.metadata.get("tags", [])
+                    or "NBVAL_IGNORE_OUTPUT" in cell.source):
+                text = "".join(output.get("text", "") for output in cell.outputs)
+                assert all(output.output_type == "stream" for output in cell.outputs), cell.id
+                assert re.search(r"tensor\(\[.*\d\.\d{4}", text, re.S), f"{path.name}: {cell.id}"

@@ -1,5 +1,5 @@
-"""`python gpt.py`: the book's output on stdout, progress and streamed text on stderr, one-line
-errors for bad arguments."""
+"""`python gpt.py` (its code: gpt_cli.py): the book's output on stdout, progress and streamed
+text on stderr, one-line errors for bad arguments."""
 
 import io
 import subprocess
@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import gpt
+import gpt_cli
 from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
 
 
@@ -25,7 +26,7 @@ def test_default_run_prints_the_books_output(capsys, monkeypatch, gpt2_small):
     seeds, configs = [], []
     monkeypatch.setattr(gpt.torch, "manual_seed", seeds.append)
     monkeypatch.setattr(gpt, "GPTModel", lambda cfg: configs.append(cfg) or gpt2_small)
-    gpt.main([])
+    gpt_cli.main([])
     assert seeds == [123] and configs == [gpt.GPT_CONFIG_124M]
     captured = capsys.readouterr()
     assert captured.out.splitlines() == [
@@ -44,7 +45,7 @@ def tiny_model_in_main(monkeypatch):
 
 
 def run_main(capsys, *argv):
-    gpt.main(list(argv))
+    gpt_cli.main(list(argv))
     return capsys.readouterr()
 
 
@@ -69,7 +70,7 @@ def test_prompt_as_positional_argument(capsys, tiny_model_in_main):
 def test_streaming_gives_the_ids_of_generate_text_simple(tiny_model, tokenizer):
     prompt = gpt.text_to_token_ids("Hello, I am", tokenizer)
     stream = io.StringIO()
-    out = gpt.generate_streaming(tiny_model, prompt, 7, 16, tokenizer, stream)
+    out = gpt_cli.generate_streaming(tiny_model, prompt, 7, 16, tokenizer, stream)
     assert torch.equal(out, gpt.generate_text_simple(tiny_model, prompt, 7, 16))
     assert "Hello, I am" + stream.getvalue() == gpt.token_ids_to_text(out, tokenizer)
 
@@ -98,7 +99,7 @@ class Pieces(list):
 def test_a_character_split_across_tokens_is_written_whole(tokenizer):
     ids = tokenizer.encode("日本語")  # each character is two tokens
     pieces = Pieces()
-    gpt.generate_streaming(Scripted(ids), torch.tensor([[15496]]), len(ids), 16, tokenizer, pieces)
+    gpt_cli.generate_streaming(Scripted(ids), torch.tensor([[15496]]), len(ids), 16, tokenizer, pieces)
     assert pieces == ["", "日", "", "本", "", "語", ""]
 
 
@@ -108,23 +109,20 @@ def test_a_character_split_across_tokens_is_written_whole(tokenizer):
         (["--max-new-tokens", "-1"], "argument --max-new-tokens: must be a whole number from 0 "
                                      "to 100,000, got '-1'"),
         (["--max-new-tokens", "many"], "must be a whole number from 0 to 100,000, got 'many'"),
-        (["--max-new-tokens", "2.5"], "got '2.5'"),
         (["--max-new-tokens", "1" + "0" * 5000], "got '100000000000000000000...'"),
         (["--seed", "-1"], "argument --seed: must be a whole number from 0 to "
                            "18,446,744,073,709,551,615, got '-1'"),
         (["--seed", str(2**64)], "argument --seed: must be a whole number"),
-        (["--seed", "x"], "argument --seed: must be a whole number"),
         (["--max", "5"], "unrecognized arguments: --max"),  # no abbreviations
         (["--prompt", "Hi"], "unrecognized arguments: --prompt"),  # one way to give the prompt
         (["--model", "gpt2-huge"], "invalid choice: 'gpt2-huge'"),
         ([""], "the prompt must have 1 to 1024 tokens, it has 0"),
         (["word " * 1025], "the prompt must have 1 to 1024 tokens, it has 1026"),
-        (["--temperature", "1"], "unrecognized arguments: --temperature"),
     ],
 )
 def test_bad_arguments_exit_with_one_line(capsys, argv, message):
     with pytest.raises(SystemExit) as exit:
-        gpt.main(argv)
+        gpt_cli.main(argv)
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gpt.py: error:") and message in err
@@ -137,14 +135,14 @@ def test_a_damaged_tokenizer_file_is_not_an_argument_error(capsys, monkeypatch):
 
     monkeypatch.setattr(gpt, "get_tokenizer", damaged)
     with pytest.raises(SystemExit) as exit:
-        gpt.main([])
+        gpt_cli.main([])
     assert exit.value.code == ("gpt.py: cannot load the GPT-2 tokenizer: "
                                "Hash mismatch for data/gpt2-bpe/vocab.bpe")
 
 
 def test_help_shows_each_option_its_default_and_the_context_limit(capsys):
     with pytest.raises(SystemExit) as exit:
-        gpt.main(["--help"])
+        gpt_cli.main(["--help"])
     assert exit.value.code == 0
     out = " ".join(capsys.readouterr().out.split())  # undo argparse's line wrapping
     for text in (

@@ -1,12 +1,8 @@
 """Every model of the course traces into one graph: torch.compile(fullgraph=True) raises at the
-first graph break, so each test proves there is none. A check on tensor values in a forward
-pass (an id guard, `.item()`, a boolean mask) would break the graph; shape checks do not.
-
-backend="eager" runs the traced graph as it is: tracing is what finds graph breaks, and
-skipping code generation keeps each test to about a second. (The readable caches keep their
-position as a Python int attribute, which dynamo treats as a constant: a compiled cached model
-traces as one graph but recompiles for each new position. That costs speed, not correctness;
-bonus/kv_cache/kv_cache_fast.py is the fast path.)
+first graph break, so each test proves there is none (a check on tensor values in forward would
+break it; shape checks do not). backend="eager": tracing finds graph breaks, without the time
+code generation takes. The readable caches recompile for each new position (their position is
+a Python int): speed, not correctness; kv_cache_fast.py is the fast path.
 """
 
 import pytest
@@ -17,10 +13,10 @@ from bonus.gpt2_to_llama_qwen import modern
 from bonus.kv_cache import kv_cache, kv_cache_fast
 from bonus.kv_cache_variants import gqa, mla, swa
 from bonus.moe import moe
-from tests.helpers import TINY_CONFIG
+from tests.helpers import SMALL_VOCAB_CONFIG, TWO_PROMPTS
 
-CFG = {**TINY_CONFIG, "vocab_size": 500}
-PROMPTS = torch.tensor([[154, 11, 314, 71], [109, 362, 400, 345]])
+CFG = SMALL_VOCAB_CONFIG
+PROMPTS = torch.tensor(TWO_PROMPTS)
 
 # name -> build a model (in eval mode) from CFG; every one is an nn.Module with a GPT's forward.
 MODELS = {
@@ -40,6 +36,14 @@ MODELS = {
 }
 CACHED = ["KV cache, readable", "GQA", "MLA", "MLA absorbed", "SWA, local:global 1:1",
           "GQA + SWA 1:1", "Llama/Qwen3-style"]
+# The chapter's model and the two caches trace in every run of the suite; the bonus models'
+# traces are marked slow: .ci/run runs them, the README's command 2 leaves them out.
+EVERY_RUN = ["chapter GPTModel", "KV cache, readable"]
+
+
+def params(names):
+    return [pytest.param(name, marks=() if name in EVERY_RUN else pytest.mark.slow)
+            for name in names]
 
 
 def build(name):
@@ -54,7 +58,7 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", params(MODELS))
 def test_forward_traces_as_one_graph(name):
     model = build(name)
     compiled = torch.compile(model, fullgraph=True, backend="eager")
@@ -62,7 +66,7 @@ def test_forward_traces_as_one_graph(name):
         assert torch.equal(compiled(PROMPTS), model(PROMPTS))
 
 
-@pytest.mark.parametrize("name", CACHED)
+@pytest.mark.parametrize("name", params(CACHED))
 def test_cached_prefill_and_step_trace_as_one_graph(name):
     model = build(name)
     compiled = torch.compile(model, fullgraph=True, backend="eager")
@@ -88,7 +92,7 @@ def test_fast_kv_cache_traces_as_one_graph():
 
 
 def test_a_check_on_id_values_would_break_the_graph():
-    """The tests above can fail: the id guard the chapter's model once had breaks the graph."""
+    """The tests above can fail: a check on the ids' values in forward breaks the graph."""
 
     class CheckedGPTModel(gpt.GPTModel):
         def forward(self, in_idx):

@@ -17,7 +17,6 @@ from tests.helpers import TINY_CONFIG
         ({**{k: v for k, v in TINY_CONFIG.items() if k != "n_heads"}, "n_head": 4},
          r"differ: \['n_head', 'n_heads'\]"),
         ({**TINY_CONFIG, "emb_dim": 30}, r"d_out \(30\) must be divisible by num_heads \(4\)"),
-        ({**TINY_CONFIG, "drop_rate": 1.5}, r"dropout probability has to be between 0 and 1"),
     ],
 )
 def test_bad_config(cfg, message):
@@ -80,14 +79,11 @@ def test_zero_new_tokens_returns_the_input(tiny_model):
     assert torch.equal(gpt.generate_text_simple(tiny_model, idx, 0, 16), idx)
 
 
-def test_empty_prompt(tokenizer):
-    with pytest.raises(ValueError, match="text is empty"):
-        gpt.text_to_token_ids("", tokenizer)
-
-
-def test_prompt_must_be_text(tokenizer):
-    with pytest.raises(TypeError, match="text must be a str"):
-        gpt.text_to_token_ids([1, 2], tokenizer)
+@pytest.mark.parametrize("text, error, message", [
+    ("", ValueError, "text is empty"), ([1, 2], TypeError, "text must be a str")])
+def test_a_prompt_must_be_text_with_a_token(tokenizer, text, error, message):
+    with pytest.raises(error, match=message):
+        gpt.text_to_token_ids(text, tokenizer)
 
 
 def test_unknown_model_size():

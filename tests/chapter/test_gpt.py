@@ -1,15 +1,16 @@
 """Unit tests for gpt.py: each component against a reference, then the whole model."""
 
-import hashlib
 import json
 import socket
 import tempfile
 from pathlib import Path
 
 import pytest
+import tiktoken
 import torch
 import torch.nn.functional as F
 from tiktoken.load import data_gym_to_mergeable_bpe_ranks
+from tiktoken_ext.openai_public import r50k_pat_str
 
 import gpt
 import gpt_engineering
@@ -48,11 +49,6 @@ def test_tokenizer_builds_without_network(monkeypatch):
     assert gpt.get_tokenizer().encode("Hello, I am") == HELLO_IDS
 
 
-def test_shipped_bpe_files_match_official_sha256():
-    for name, sha in gpt_engineering.BPE_FILES.items():
-        assert hashlib.sha256((BPE_DIR / name).read_bytes()).hexdigest() == sha
-
-
 def copy_bpe_files(folder):
     for name in gpt_engineering.BPE_FILES:
         (folder / name).write_bytes((BPE_DIR / name).read_bytes())
@@ -64,13 +60,6 @@ def swap_two_ids(encoder_json):
     encoder = json.loads(encoder_json.read_text())
     encoder["Ġeffort"], encoder["Ġmoves"] = encoder["Ġmoves"], encoder["Ġeffort"]
     encoder_json.write_text(json.dumps(encoder))
-
-
-def test_tokenizer_rejects_a_truncated_file(tmp_path):
-    copy_bpe_files(tmp_path)
-    (tmp_path / "vocab.bpe").write_bytes((BPE_DIR / "vocab.bpe").read_bytes()[:-10])
-    with pytest.raises(ValueError, match=r"vocab.bpe is damaged or edited"):
-        gpt.get_tokenizer(tmp_path)
 
 
 @pytest.mark.parametrize("cache_dir", [None, ""])  # tiktoken's default cache; caching disabled
@@ -113,6 +102,15 @@ def test_tokenizer_missing_file_is_named(tmp_path):
         gpt.get_tokenizer(tmp_path)
 
 
+def test_text_is_cut_into_pieces_as_tiktokens_gpt2_cuts_it(tokenizer):
+    text = "I'm sure they'll see 2,024 cats...   really?\n\n  Yes  "
+    ranks = gpt_engineering.gpt2_bpe_ranks(*((BPE_DIR / name).read_bytes()
+                                             for name in gpt_engineering.BPE_FILES))
+    theirs = tiktoken.Encoding(name="theirs", pat_str=r50k_pat_str, mergeable_ranks=ranks,
+                               special_tokens={})
+    assert tokenizer.encode(text) == theirs.encode(text)
+
+
 def test_ranks_equal_tiktokens_own_loader(tmp_path, monkeypatch):
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader, without its cache
     expected = data_gym_to_mergeable_bpe_ranks(str(BPE_DIR / "vocab.bpe"),
@@ -142,13 +140,6 @@ def test_gelu_equals_torch_tanh_gelu():
     torch.testing.assert_close(gpt.GELU()(x), F.gelu(x, approximate="tanh"), rtol=1e-6, atol=1e-6)
 
 
-def test_feedforward_and_block_keep_the_shape():
-    cfg = TINY_CONFIG
-    x = torch.rand(2, 5, cfg["emb_dim"])
-    assert gpt.FeedForward(cfg)(x).shape == x.shape
-    assert gpt.TransformerBlock(cfg)(x).shape == x.shape
-
-
 def test_module_creation_order_matches_the_book():
     model = gpt.GPTModel(TINY_CONFIG)
     assert [name for name, _ in model.named_children()] == [
@@ -161,11 +152,6 @@ def test_module_creation_order_matches_the_book():
     assert [name for name, _ in block.att.named_children()] == [
         "W_query", "W_key", "W_value", "out_proj", "dropout"
     ]
-
-
-def test_logits_shape(tiny_model):
-    idx = torch.randint(0, TINY_CONFIG["vocab_size"], (3, 7))
-    assert tiny_model(idx).shape == (3, 7, TINY_CONFIG["vocab_size"])
 
 
 def test_attention_is_causal(tiny_model):

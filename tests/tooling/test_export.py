@@ -100,15 +100,3 @@ def later_names_used(folder):
 
 def test_no_chapter_notebook_uses_a_name_defined_later():
     assert later_names_used(export.NOTEBOOKS) == {}
-
-
-def test_a_forward_reference_is_found(tmp_path):
-    cells = {
-        "01_a.ipynb": [new_code_cell("import gpt\n%matplotlib inline\nprint(gpt.helper.__doc__)")],
-        "02_b.ipynb": [new_code_cell("#| export\ndef helper():\n    pass"),
-                       new_code_cell("from gpt import LATER\nhelper()")],
-        "03_c.ipynb": [new_code_cell("#| export\nLATER = 1")],
-    }
-    for name, notebook_cells in cells.items():
-        nbformat.write(new_notebook(cells=notebook_cells), tmp_path / name)
-    assert later_names_used(tmp_path) == {"01_a.ipynb": ["helper"], "02_b.ipynb": ["LATER"]}

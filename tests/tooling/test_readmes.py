@@ -1,5 +1,5 @@
 """The two READMEs: the same set-up commands (the Chinese one opens the Chinese notebook), links
-to each other, and links that reach a file."""
+to each other; they and the bonus READMEs link only to files that exist."""
 
 import pytest
 
@@ -27,7 +27,12 @@ def test_the_readmes_link_each_other(readme, other):
     assert other in targets
 
 
-@pytest.mark.parametrize("readme", ["README.md", "README.zh.md"])
+READMES = ["README.md", "README.zh.md", *(str(p.relative_to(ROOT)) for p in
+                                          sorted(ROOT.glob("bonus/**/README.md")))]
+
+
+@pytest.mark.parametrize("readme", READMES)
 def test_links_in_the_readmes_reach_a_file(readme):
+    folder = (ROOT / readme).parent
     targets = zh_sync.carried_parts((ROOT / readme).read_text())[0]["link target"]
-    assert [t for t in targets if "://" not in t and not (ROOT / t.partition("#")[0]).exists()] == []
+    assert [t for t in targets if "://" not in t and not (folder / t.partition("#")[0]).exists()] == []

@@ -4,7 +4,8 @@
     python tools/setup_cell.py --write  # make each notebook's first code cell that setup cell
 
 CONTRIBUTING.md ("Setup cell") is the one place the cell is written; change it there, then run
-`--write`. Only the source of each notebook's first code cell is rewritten.
+`--write`. Only each notebook's first code cell is rewritten: its source, and the metadata that
+folds it away (collapsed in JupyterLab, a form showing only its `#@title` line in Colab).
 """
 
 import argparse
@@ -17,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "CONTRIBUTING.md"
 FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 LABEL = "Setup cell"  # the line that introduces the cell's code block in CONTRIBUTING.md
+FOLDED = {"jupyter": {"source_hidden": True}, "cellView": "form"}  # JupyterLab's and Colab's key
 
 
 def canonical_cell(guide=GUIDE):
@@ -38,18 +40,21 @@ def first_code_cell(notebook):
     return next(cell for cell in notebook.cells if cell.cell_type == "code")
 
 
+def is_setup_cell(cell, cell_source):
+    return cell.source == cell_source and all(cell.metadata.get(k) == v for k, v in FOLDED.items())
+
+
 def differing(paths, cell_source):
-    """The notebooks among `paths` whose first code cell is not `cell_source`."""
-    return [
-        path
-        for path in paths
-        if first_code_cell(nbformat.read(path, as_version=4)).source != cell_source
-    ]
+    """The notebooks among `paths` whose first code cell is not `cell_source`, folded away."""
+    return [path for path in paths
+            if not is_setup_cell(first_code_cell(nbformat.read(path, as_version=4)), cell_source)]
 
 
 def write(path, cell_source):
     notebook = nbformat.read(path, as_version=4)
-    first_code_cell(notebook).source = cell_source
+    cell = first_code_cell(notebook)
+    cell.source = cell_source
+    cell.metadata.update(FOLDED)
     nbformat.write(notebook, path)
 
 

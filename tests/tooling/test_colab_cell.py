@@ -64,6 +64,7 @@ def test_write_replaces_only_the_first_code_cells_source(tmp_path):
     setup_cell.write(path, "new setup")
     cells = nbformat.read(path, as_version=4).cells
     assert [c.source for c in cells] == ["new setup", "x = 1"]
+    assert cells[0].metadata == setup_cell.FOLDED and cells[1].metadata == {}  # folded away
     assert cells[0].outputs[0].text == "kept\n"
     assert setup_cell.differing([path], "new setup") == []
 

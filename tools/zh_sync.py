@@ -67,6 +67,7 @@ MESSAGE_NOTE = "a check's message: keep each {placeholder}, identifier and code 
 # The parts of a markdown text that a translation must carry over unchanged.
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"`[^`\n]+`")
+COMMENT = re.compile(r"(?:^|[ \t]+)#[ \t].*$", re.MULTILINE)  # a shell or Python comment in a block
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
 LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)")  # group 2: the link target
 # Numbers of two digits or more, or with a decimal point (a lone digit may become 三, 二 ...).
@@ -150,7 +151,8 @@ def write_if_changed(text, path):
 
 def carried_parts(text):
     """The parts of a markdown text that a translation keeps, and what is left (the prose)."""
-    parts = {"code block": FENCE.findall(text)}
+    # A code block is carried over as it is, but for its comments, which a translation may translate.
+    parts = {"code block": [COMMENT.sub("", block) for block in FENCE.findall(text)]}
     prose = FENCE.sub(" ", text)
     parts["code span"] = CODE_SPAN.findall(prose)
     prose = CODE_SPAN.sub(" ", prose)

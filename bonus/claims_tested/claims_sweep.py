@@ -1,22 +1,27 @@
-"""The sweep behind bonus/claims_tested/08_claims_tested.ipynb (and section 11 of 09): every claim, 5 paired
-seeds, three learning rates and one run four times longer, on Tiny Shakespeare.
+"""The sweep behind bonus/claims_tested/08_claims_tested.ipynb (and section 11 of 09): every claim on
+Tiny Shakespeare, for one epoch (1,189 steps of 8 x 32 tokens) with 10 paired seeds where the
+effects are small, and for 120 steps at four learning rates. The files in results/ were made by
 
-    python bonus/claims_tested/claims_sweep.py --out bonus/claims_tested/results/claims_sweep.json           # the lr sweep
-    python bonus/claims_tested/claims_sweep.py --lrs 3e-3 --steps 480 --out bonus/claims_tested/results/claims_long.json
+    python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 1 2 3 4 5 --workers 2 --out bonus/claims_tested/results/claims_epoch.json
+    python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 6 7 8 9 10 --workers 2 --arms ARMS --out bonus/claims_tested/results/claims_epoch_more.json
+    python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --workers 2 --out bonus/claims_tested/results/claims_short.json
 
-Each run trains one arm (a variant, or the baseline it is compared with) for one seed at one
-learning rate and stores its final training and held-out loss. A seed fixes the initial weights
-(the variants draw the same weights as their baseline wherever the shapes allow: see
-bonus/claims_tested/claims.py) and the batches, so variant minus baseline on one seed is one paired
-difference. The results file holds the command that made it; the notebook reads the file, and
-tests/bonus/test_claims_sweep.py reruns one run (`run_one`) and compares it with the stored value.
-Runs are written as they finish, one thread each, so a long sweep can be read while it runs.
+(each file holds its exact command, ARMS written out, and its seconds). Each run trains one arm
+(a variant, or the baseline it is compared with) for one seed at one learning rate and stores
+its final held-out loss over the whole held-out split and its training loss on 8 fixed
+batches. A seed fixes the initial weights (the variants draw the same weights as their baseline
+wherever the shapes allow: see bonus/claims_tested/claims.py) and the batches, so variant minus
+baseline on one seed is one paired difference. tests/bonus/test_claims_sweep.py reruns one
+stored run (`run_one`) and compares it with the stored value. Runs use one thread each; the
+file is rewritten as runs finish, so a long sweep can be read while it runs.
 """
 
 import argparse
 import json
+import math
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
@@ -39,6 +44,7 @@ ARMS = {
     "no_norm": ("base", {"block": claims.BlockNoNorm, "final_norm": False}, None),
     "relu": ("base", {"block": claims.BlockReLU}, None),
     "post_ln": ("base", {"block": claims.BlockPostLN}, None),
+    "post_ln_warmup": ("base", {"block": claims.BlockPostLN}, None),  # and WARMUP below
     "tied": ("base", {"tie_weights": True}, None),
     "gpt2_init": ("base", {}, claims.gpt2_init_),
     "embeddings_init": ("base", {}, claims.embeddings_init_),
@@ -54,6 +60,8 @@ COMPARISONS = {
     "no shortcuts (8 blocks)": ("no_shortcut", "deep_chapter"),
     "ReLU for GELU": ("relu", "chapter"),
     "post-LN for pre-LN": ("post_ln", "chapter"),
+    "post-LN with warm-up for pre-LN": ("post_ln_warmup", "chapter"),
+    "warm-up, for post-LN": ("post_ln_warmup", "post_ln"),
     "tied, PyTorch's init": ("tied", "chapter"),
     "tied, GPT-2's init for both": ("tied_gpt2_init", "gpt2_init"),
     "GPT-2's init": ("gpt2_init", "chapter"),
@@ -61,6 +69,7 @@ COMPARISONS = {
     "modern, PyTorch's init": ("modern", "chapter"),
     "modern, GPT-2's init for both": ("modern_gpt2_init", "gpt2_init"),
 }
+WARMUP = {"post_ln_warmup": 0.1}  # arm: the fraction of its steps spent warming the rate up
 
 
 def load_data():
@@ -70,6 +79,23 @@ def load_data():
     vocab = train.Vocab(gpt2_ids)
     train_ids, val_ids = train.split(vocab.encode(gpt2_ids))
     return vocab, train_ids, val_ids
+
+
+def baseline_losses(train_ids, val_ids, vocab_size, prior=100):
+    """Held-out loss of three models without a network, from the training part's counts: uniform
+    over the vocabulary; unigram (add-one counts); bigram (the counts of what follows each token,
+    smoothed towards the unigram with `prior` pseudo-counts, about the best prior for this split)."""
+    unigram = torch.bincount(train_ids, minlength=vocab_size).double() + 1
+    unigram /= unigram.sum()
+    pairs, pair_counts = torch.unique(train_ids[:-1] * vocab_size + train_ids[1:], return_counts=True)
+    follows = torch.bincount(train_ids[:-1], minlength=vocab_size).double()
+    held_out_pairs = val_ids[:-1] * vocab_size + val_ids[1:]
+    at = torch.searchsorted(pairs, held_out_pairs).clamp(max=len(pairs) - 1)
+    count = torch.where(pairs[at] == held_out_pairs, pair_counts[at], 0).double()
+    targets = val_ids[1:]
+    bigram = (count + prior * unigram[targets]) / (follows[val_ids[:-1]] + prior)
+    return {"uniform": math.log(vocab_size), "unigram": -unigram[targets].log().mean().item(),
+            "bigram": -bigram.log().mean().item()}
 
 
 def configs(vocab_size):
@@ -96,28 +122,31 @@ def build(arm, cfgs, seed):
     return init(model) if init is not None else model
 
 
-def run_one(arm, seed, lr, steps, data, eval_every=None):
-    """Train one arm for one seed; its final losses on the same fixed batches for every arm."""
+def run_one(arm, seed, lr, steps, data, eval_every=None, keep_model=False):
+    """Train one arm for one seed: its final losses and its curve (and, with keep_model, the
+    trained model under "model")."""
     vocab, train_ids, val_ids = data
-    threads = torch.get_num_threads()
+    threads, start = torch.get_num_threads(), time.perf_counter()
     torch.set_num_threads(1)  # as the stored runs were made; the caller's setting comes back
     try:
         model = build(arm, configs(len(vocab)), seed)
         history = train.train(model, train_ids, val_ids, steps=steps, batch_size=BATCH_SIZE,
-                              lr=lr, eval_every=eval_every or steps, seed=seed)
-        model.eval()
-        # the final losses on more batches than the curve's points, so every arm is judged alike
-        final = {key: train.evaluate(model, ids, BATCH_SIZE, SHAPE["context_length"],
-                                     batches=EVAL_BATCHES)
-                 for key, ids in (("train_loss", train_ids), ("val_loss", val_ids))}
+                              lr=lr, eval_every=eval_every or steps, seed=seed,
+                              warmup_steps=round(WARMUP.get(arm, 0) * steps))
+        # the verdicts' loss: every held-out target; the training loss on fixed batches
+        val_loss = train.evaluate_split(model, val_ids, SHAPE["context_length"])
+        train_loss = train.evaluate(model, train_ids, BATCH_SIZE, SHAPE["context_length"],
+                                    batches=EVAL_BATCHES)
     finally:
         torch.set_num_threads(threads)
     return {"arm": arm, "seed": seed, "lr": lr, "steps": steps,
-            "train_loss": round(final["train_loss"], 5), "val_loss": round(final["val_loss"], 5),
-            "curve": {k: [round(x, 4) for x in history[k]] for k in ("step", "train_loss", "val_loss")}}
+            "train_loss": round(train_loss, 5), "val_loss": round(val_loss, 5),
+            "seconds": round(time.perf_counter() - start, 1),
+            "curve": {k: [round(x, 4) for x in history[k]] for k in ("step", "train_loss", "val_loss")},
+            **({"model": model} if keep_model else {})}
 
 
-def load_results(names=("claims_sweep.json", "claims_long.json")):
+def load_results(names=("claims_epoch.json", "claims_epoch_more.json", "claims_short.json")):
     """The stored runs of the results files, by (arm, seed, lr, steps); and each file's command."""
     runs, commands = {}, {}
     for name in names:
@@ -127,28 +156,50 @@ def load_results(names=("claims_sweep.json", "claims_long.json")):
     return runs, commands
 
 
-def main(argv=None):
+_DATA = None
+
+
+def _run_in_worker(arm, seed, lr, steps):
+    global _DATA
+    if _DATA is None:
+        _DATA = load_data()
+    return run_one(arm, seed, lr, steps, _DATA, eval_every=max(steps // 6, 1))
+
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--lrs", type=float, nargs="+", default=[1e-3, 3e-3, 1e-2])
+    parser.add_argument("--lrs", type=float, nargs="+", default=[3e-3])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--steps", type=int, default=120)
-    parser.add_argument("--arms", nargs="+", default=list(ARMS))
+    parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
+    parser.add_argument("--workers", type=int, default=1, help="processes, one thread each")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    data = load_data()
-    results = {"command": "python bonus/claims_tested/claims_sweep.py " + " ".join(sys.argv[1:] if argv is None else argv),
+    if args.steps < 1 or args.workers < 1:
+        parser.error("--steps and --workers must be at least 1")
+    return args
+
+
+def jobs_of(args):
+    """The runs a command asks for, as (arm, seed, lr, steps), in the order they are stored."""
+    return [(arm, seed, lr, args.steps) for lr in args.lrs for seed in args.seeds for arm in args.arms]
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    results = {"command": "python bonus/claims_tested/claims_sweep.py " + " ".join(argv),
                "torch": torch.__version__, "threads": 1, "batch_size": BATCH_SIZE,
                "eval_batches": EVAL_BATCHES, "comparisons": COMPARISONS, "runs": []}
+    jobs = jobs_of(args)
     start = time.perf_counter()
-    for lr in args.lrs:
-        for seed in args.seeds:  # seed by seed, so a partial file holds whole seeds
-            for arm in args.arms:
-                results["runs"].append(run_one(arm, seed, lr, args.steps, data,
-                                               eval_every=max(args.steps // 6, 1)))
-                results["seconds"] = round(time.perf_counter() - start)
-                args.out.write_text(json.dumps(results, indent=1) + "\n")
-                print(f"lr {lr:g} seed {seed} {arm}: train {results['runs'][-1]['train_loss']:.3f} "
-                      f"held-out {results['runs'][-1]['val_loss']:.3f}", flush=True)
+    with ProcessPoolExecutor(args.workers) as pool:
+        for run in pool.map(_run_in_worker, *zip(*jobs)):  # in the jobs' order
+            results["runs"].append(run)
+            results["seconds"] = round(time.perf_counter() - start)
+            args.out.write_text(json.dumps(results, indent=1) + "\n")
+            print(f"lr {run['lr']:g} seed {run['seed']} {run['arm']}: train {run['train_loss']:.3f} "
+                  f"held-out {run['val_loss']:.3f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -83,12 +83,12 @@ def device_of(model):
     return next(model.parameters()).device
 
 
-def loss_on(model, x, y):
-    """Mean cross-entropy of the model's next-token predictions over every position (x and y
-    are moved to the model's device first)."""
+def loss_on(model, x, y, reduction="mean"):
+    """Cross-entropy of the model's next-token predictions over every position: their mean, or
+    with reduction="none" one per position; x and y are moved to the model's device first."""
     device = device_of(model)
     logits = model(x.to(device))  # (batch, num_tokens, vocab_size)
-    return F.cross_entropy(logits.flatten(0, 1), y.to(device).flatten())
+    return F.cross_entropy(logits.flatten(0, 1), y.to(device).flatten(), reduction=reduction)
 
 
 @torch.no_grad()
@@ -104,6 +104,24 @@ def evaluate(model, data, batch_size, context_length, batches=4, seed=0):
     return sum(losses) / len(losses)
 
 
+@torch.no_grad()
+def evaluate_split(model, data, context_length, windows_per_batch=64, per_target=False):
+    """Mean loss over every target of `data` (or, with per_target=True, each target's loss): the
+    ids cut into consecutive windows of `context_length`, the last one shorter, in eval mode."""
+    was_training = model.training
+    model.eval()
+    n = (len(data) - 1) // context_length
+    inputs = data[: n * context_length].view(n, context_length)
+    targets = data[1 : n * context_length + 1].view(n, context_length)
+    batches = list(zip(inputs.split(windows_per_batch), targets.split(windows_per_batch)))
+    rest = data[n * context_length :]
+    if len(rest) > 1:
+        batches.append((rest[None, :-1], rest[None, 1:]))
+    losses = torch.cat([loss_on(model, x, y, reduction="none").cpu() for x, y in batches])
+    model.train(was_training)
+    return losses if per_target else losses.double().mean().item()
+
+
 def adamw(model, lr, weight_decay=0.1):
     """AdamW that decays only the 2-D weights (the linear layers' matrices and the embeddings),
     as nanoGPT does; biases and the norms' scales and shifts are not pulled towards 0."""
@@ -114,12 +132,15 @@ def adamw(model, lr, weight_decay=0.1):
 
 
 def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=50, seed=123,
-          on_eval=None):
+          on_eval=None, warmup_steps=0):
     """AdamW (`adamw`) on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
-    and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second."""
+    and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second.
+    With `warmup_steps`, the learning rate climbs linearly from lr / warmup_steps to lr over them."""
     context_length = model.cfg["context_length"]
     generator = torch.Generator().manual_seed(seed)
     optimizer = adamw(model, lr)
+    warmup = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda done: min(1.0, (done + 1) / max(warmup_steps, 1)))
     history = {"step": [], "train_loss": [], "val_loss": []}
     trained_seconds, tokens = 0.0, 0
     model.train()
@@ -130,6 +151,7 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+        warmup.step()
         if loss.device.type == "cuda":  # a GPU works asynchronously: wait before reading the clock
             torch.cuda.synchronize(loss.device)
         trained_seconds += time.perf_counter() - start
@@ -149,13 +171,16 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
     """generate_text_simple with sampling: temperature 0 is greedy decoding; otherwise the next
     token is drawn from softmax(logits / temperature), restricted to the `top_k` most likely.
 
-    The ids are moved to the model's device; tokens are drawn on the CPU, with the CPU
-    `generator`, so a seed gives the same draws from the same probabilities on every device."""
+    The ids are moved to the model's device and tokens are drawn there, so a `generator`
+    must live on that device too: `torch.Generator(device=...)`."""
     gpt.check_generation_args(model, idx, max_new_tokens, context_size)
     if not isinstance(temperature, (int, float)) or temperature < 0:
         raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
     if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= model.cfg["vocab_size"]):
         raise ValueError(f"top_k must be None or an int from 1 to the vocabulary size, got {top_k!r}")
+    if generator is not None and generator.device != device_of(model):
+        raise ValueError(f"the generator is on {generator.device} but the model is on "
+                         f"{device_of(model)}: make it with torch.Generator(device=...)")
     idx = idx.to(device_of(model))
     for _ in range(max_new_tokens):
         with torch.no_grad():
@@ -167,6 +192,6 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
             idx_next = torch.argmax(logits, dim=-1, keepdim=True)
         else:
             probas = torch.softmax(logits / temperature, dim=-1)
-            idx_next = torch.multinomial(probas.cpu(), 1, generator=generator).to(idx.device)
+            idx_next = torch.multinomial(probas, 1, generator=generator)
         idx = torch.cat((idx, idx_next), dim=1)
     return idx

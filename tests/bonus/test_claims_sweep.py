@@ -1,7 +1,8 @@
-"""bonus/claims_tested/claims_sweep.py: a stored run is reproduced by rerunning it, and the sweep's files
-hold every run its comparisons need."""
+"""bonus/claims_tested/claims_sweep.py: a stored run is reproduced by rerunning it, each results
+file holds exactly the runs its command asks for, and the comparisons have the runs they need."""
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from bonus.claims_tested import claims_sweep
 
 RESULTS = Path(claims_sweep.__file__).parent / "results"
+FILES = ("claims_epoch.json", "claims_epoch_more.json", "claims_short.json")
 
 
 @pytest.fixture(scope="module")
@@ -16,27 +18,38 @@ def data():
     return claims_sweep.load_data()
 
 
+def stored_file(name):
+    return json.loads((RESULTS / name).read_text())
+
+
 def test_a_stored_run_is_reproduced(data):
-    """claims_check.json is a short run made by the script (its command is in the file):
-    rerunning it gives the same losses within 1e-3 (float sums differ between threads and
-    PyTorch versions in the last digits)."""
-    check = json.loads((RESULTS / "claims_check.json").read_text())
-    assert check["command"].startswith("python bonus/claims_tested/claims_sweep.py")
-    (stored,) = check["runs"]
+    """One 120-step run of claims_short.json, rerun: the same losses within 1e-3 (float sums
+    differ between threads and PyTorch versions in the last digits)."""
+    (stored,) = [r for r in stored_file("claims_short.json")["runs"]
+                 if (r["arm"], r["seed"], r["lr"]) == ("relu", 2, 1e-2)]
     rerun = claims_sweep.run_one(stored["arm"], stored["seed"], stored["lr"], stored["steps"], data)
     for key in ("train_loss", "val_loss"):
         assert rerun[key] == pytest.approx(stored[key], abs=1e-3)
 
 
-def test_the_sweep_files_hold_every_paired_run():
-    runs = [r for name in ("claims_sweep.json", "claims_long.json")
-            for r in json.loads((RESULTS / name).read_text())["runs"]]
-    have = {(r["arm"], r["seed"], r["lr"], r["steps"]) for r in runs}
-    settings = [(1e-3, 120), (3e-3, 120), (1e-2, 120), (3e-3, 360)]
+@pytest.mark.parametrize("name", FILES)
+def test_each_file_holds_what_its_command_asks_for(name):
+    results = stored_file(name)
+    words = shlex.split(results["command"])
+    assert words[:2] == ["python", "bonus/claims_tested/claims_sweep.py"]
+    args = claims_sweep.parse_args(words[2:])
+    assert args.out.name == name
+    assert [(r["arm"], r["seed"], r["lr"], r["steps"]) for r in results["runs"]] == claims_sweep.jobs_of(args)
+
+
+def test_every_comparison_has_its_paired_runs():
+    """One epoch: at least 5 paired seeds, 10 for the baseline; 120 steps: 5 seeds at 4 rates."""
+    stored, _ = claims_sweep.load_results()
     for variant, base in claims_sweep.COMPARISONS.values():
-        for lr, steps in settings:
-            for seed in (1, 2, 3, 4, 5):
-                assert {(variant, seed, lr, steps), (base, seed, lr, steps)} <= have
+        epoch = {s for a, s, lr, n in stored if (a, lr, n) == (variant, 3e-3, 1189)}
+        assert len(epoch) >= 5 and all((base, s, 3e-3, 1189) in stored for s in epoch)
+        for lr in (1e-3, 3e-3, 1e-2, 3e-2):
+            assert all((arm, s, lr, 120) in stored for arm in (variant, base) for s in range(1, 6))
 
 
 def test_variants_start_from_the_baselines_weights(data):
@@ -46,3 +59,10 @@ def test_variants_start_from_the_baselines_weights(data):
         a = claims_sweep.build(variant, cfgs, seed=3).state_dict()
         b = claims_sweep.build(base, cfgs, seed=3).state_dict()
         assert all((a[k] == b[k]).all() for k in b)
+
+
+def test_the_baselines_without_a_network(data):
+    vocab, train_ids, val_ids = data
+    losses = claims_sweep.baseline_losses(train_ids, val_ids, len(vocab))
+    assert losses["uniform"] > losses["unigram"] > losses["bigram"]
+    assert losses["uniform"] == pytest.approx(9.3679, abs=1e-4)  # ln 11,706

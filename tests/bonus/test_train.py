@@ -120,3 +120,45 @@ def test_adamw_decays_the_2d_weights_only():
     for name, p in model.named_parameters():
         assert (id(p) in decayed) == (p.dim() == 2), name
     assert {id(p) for g in groups for p in g["params"]} == {id(p) for p in model.parameters()}
+
+
+def test_evaluate_split_scores_every_target_once():
+    """The whole-split loss is the mean over every next-token target, the short last window
+    included, whatever the window batches."""
+    model = tiny_model().eval()
+    ids = torch.tensor(SENTENCE * 3 + [4, 2, 8])  # 33 ids: four windows of 8, then one of 0
+    with torch.no_grad():
+        by_hand = [torch.nn.functional.cross_entropy(model(ids[i : i + 8][None])[0], ids[i + 1 : i + 9],
+                                                     reduction="sum") for i in range(0, 32, 8)]
+    expected = sum(by_hand).item() / 32
+    assert train.evaluate_split(model, ids, 8) == pytest.approx(expected, rel=1e-6)
+    assert train.evaluate_split(model, ids, 8, windows_per_batch=3) == pytest.approx(expected, rel=1e-6)
+    shorter = ids[:30]  # three windows of 8, then one of 5 inputs
+    with torch.no_grad():
+        tail = torch.nn.functional.cross_entropy(model(shorter[24:29][None])[0], shorter[25:30],
+                                                 reduction="sum")
+    expected = (sum(by_hand[:3]) + tail).item() / 29
+    assert train.evaluate_split(model, shorter, 8) == pytest.approx(expected, rel=1e-6)
+    per_target = train.evaluate_split(model, shorter, 8, per_target=True)
+    assert per_target.shape == (29,) and per_target.sum().item() == pytest.approx(expected * 29, rel=1e-6)
+
+
+def test_warmup_climbs_linearly_to_the_rate(monkeypatch):
+    rates, real_step = [], torch.optim.AdamW.step
+
+    def recording_step(optimizer, *args, **kwargs):
+        rates.append(optimizer.param_groups[0]["lr"])
+        return real_step(optimizer, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    ids = torch.tensor(SENTENCE * 5)
+    train.train(tiny_model(), ids, ids, steps=6, batch_size=2, lr=1e-2, eval_every=6, warmup_steps=4)
+    assert rates == pytest.approx([2.5e-3, 5e-3, 7.5e-3, 1e-2, 1e-2, 1e-2])
+
+
+def test_a_generator_on_another_device_is_refused():
+    with torch.device("meta"):
+        model = tiny_model()
+    with pytest.raises(ValueError, match="torch.Generator"):
+        train.generate(model, torch.tensor([[1, 2]]), 2, 8, temperature=1.0,
+                       generator=torch.Generator().manual_seed(0))

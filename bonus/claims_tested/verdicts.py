@@ -1,0 +1,123 @@
+"""The verdict words of notebooks 08 and 09, and the rule behind them.
+
+One comparison at one setting (a learning rate and a length) gives n paired differences,
+variant minus baseline on held-out loss, one per seed. `summarize` reports their mean, the 95%
+confidence interval of that mean (Student's t: mean +- t * sd / sqrt(n)), and the exact
+two-sided sign test. `verdict` turns the intervals of one comparison's settings into a word:
+
+- "worse" (the variant's loss is higher) when every interval lies above zero;
+- "better" when every interval lies below zero;
+- "reverses with the learning rate" when one interval lies above zero and another below;
+- "unresolved" otherwise: some interval contains zero, and none lies on the other side.
+
+    summary = summarize([0.12, 0.08, 0.15, 0.11, 0.09])
+    print(describe(summary))         # +0.110 [+0.076, +0.144], 5 seeds, higher on 5 (sign test p 0.062)
+    verdict([summary])               # "worse"
+"""
+
+import math
+from dataclasses import dataclass
+
+# Student's t, two-sided 95%: t such that P(|T| <= t) = 0.95 with `df` degrees of freedom
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
+        17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
+        25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042}
+
+
+@dataclass(frozen=True)
+class Summary:
+    mean: float
+    low: float  # the 95% confidence interval of the mean
+    high: float
+    n: int
+    higher: int  # seeds on which the variant's loss is higher
+    sign_p: float  # exact two-sided sign test of "higher on as many seeds as lower"
+
+
+def sign_test_p(higher, n):
+    """The probability, under a fair coin, of a split at least as uneven as `higher` of `n`."""
+    tail = sum(math.comb(n, k) for k in range(min(higher, n - higher) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def summarize(diffs):
+    """Mean, 95% interval and sign test of paired differences (at least 2, at most 31)."""
+    n = len(diffs)
+    if not 2 <= n <= len(T_95) + 1:
+        raise ValueError(f"need 2 to {len(T_95) + 1} paired differences, got {n}")
+    mean = sum(diffs) / n
+    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+    half = T_95[n - 1] * sd / math.sqrt(n)
+    higher = sum(d > 0 for d in diffs)
+    return Summary(mean, mean - half, mean + half, n, higher, sign_test_p(higher, n))
+
+
+def verdict(summaries):
+    """The word for one comparison over its settings (see the module's docstring)."""
+    above = [s.low > 0 for s in summaries]
+    below = [s.high < 0 for s in summaries]
+    if all(above):
+        return "worse"
+    if all(below):
+        return "better"
+    if any(above) and any(below):
+        return "reverses with the learning rate"
+    return "unresolved"
+
+
+def describe(s):
+    """One setting's line: mean [interval], seeds, sign count and p."""
+    return (f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {s.n} seeds, "
+            f"higher on {s.higher} (sign test p {s.sign_p:.3f})")
+
+
+def paired(stored, variant, base, lr, steps, key="val_loss"):
+    """Variant minus baseline, seed by seed, over the seeds both have at this setting."""
+    seeds = sorted(seed for arm, seed, rate, length in stored
+                   if (arm, rate, length) == (variant, lr, steps) and (base, seed, lr, steps) in stored)
+    return [stored[variant, s, lr, steps][key] - stored[base, s, lr, steps][key] for s in seeds]
+
+
+def best_rate(stored, arm, steps, lrs):
+    """The learning rate, of `lrs`, with the lowest mean held-out loss for this arm and length."""
+    def mean_loss(lr):
+        losses = [r["val_loss"] for (a, _, rate, length), r in stored.items()
+                  if (a, rate, length) == (arm, lr, steps)]
+        return sum(losses) / len(losses)
+    return min(lrs, key=mean_loss)
+
+
+def paired_at_best_rates(stored, variant, base, steps, lrs):
+    """Variant at its best rate minus baseline at its best rate, seed by seed; and the two rates."""
+    rates = best_rate(stored, variant, steps, lrs), best_rate(stored, base, steps, lrs)
+    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, rates[0], steps))
+    diffs = [stored[variant, s, rates[0], steps]["val_loss"] - stored[base, s, rates[1], steps]["val_loss"]
+             for s in seeds]
+    return diffs, rates
+
+
+# The sweep's two phases (bonus/claims_tested/claims_sweep.py's docstring): one epoch at one rate,
+# and 120 steps at four rates
+EPOCH, EPOCH_LR, EARLY, EARLY_LRS = 1189, 3e-3, 120, (1e-3, 3e-3, 1e-2, 3e-2)
+
+
+def phases(stored, variant, base):
+    """Summaries of one comparison: one epoch; 120 steps at each rate; 120 steps with each arm
+    at its own best rate (and those two rates)."""
+    epoch = summarize(paired(stored, variant, base, EPOCH_LR, EPOCH))
+    early = [summarize(paired(stored, variant, base, lr, EARLY)) for lr in EARLY_LRS]
+    diffs, rates = paired_at_best_rates(stored, variant, base, EARLY, EARLY_LRS)
+    return epoch, early, summarize(diffs), rates
+
+
+def report(stored, variant, base, title):
+    """Print a comparison's summaries and verdicts, phase by phase."""
+    epoch, early, best, rates = phases(stored, variant, base)
+    print(f"{title}: {variant} minus {base}, held-out loss")
+    print(f"  one epoch, lr {EPOCH_LR:.0e}:   {describe(epoch)} -> {verdict([epoch])}")
+    for lr, summary in zip(EARLY_LRS, early):
+        print(f"  {EARLY} steps, lr {lr:.0e}: {describe(summary)}")
+    print(f"  {EARLY} steps, the four rates -> {verdict(early)}")
+    print(f"  {EARLY} steps, each at its best rate ({rates[0]:.0e}, {rates[1]:.0e}): "
+          f"{describe(best)} -> {verdict([best])}")

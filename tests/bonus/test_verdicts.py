@@ -1,0 +1,47 @@
+"""bonus/claims_tested/verdicts.py: the interval, the sign test and the rule that turns them into words."""
+
+import math
+
+import pytest
+
+from bonus.claims_tested import verdicts
+
+
+def student_t_cdf(t, df, steps=20000):
+    """P(T <= t) for Student's t with `df` degrees of freedom, by Simpson's rule on its density."""
+    density = lambda x: (math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+                         * (1 + x * x / df) ** (-(df + 1) / 2))
+    h = t / steps
+    area = density(0) + density(t) + sum((4 if i % 2 else 2) * density(i * h) for i in range(1, steps))
+    return 0.5 + area * h / 3
+
+
+@pytest.mark.parametrize("df", sorted(verdicts.T_95))
+def test_the_t_table_holds_95_percent(df):
+    assert 2 * student_t_cdf(verdicts.T_95[df], df) - 1 == pytest.approx(0.95, abs=2e-4)
+
+
+def test_sign_test_p_values():
+    assert verdicts.sign_test_p(5, 5) == 0.0625  # "worse on 5 of 5" is not below 0.05
+    assert verdicts.sign_test_p(0, 10) == pytest.approx(2 / 1024)
+    assert verdicts.sign_test_p(9, 10) == pytest.approx(22 / 1024)
+    assert verdicts.sign_test_p(5, 10) == 1.0
+
+
+def test_summarize_by_hand():
+    s = verdicts.summarize([1.0, 2.0, 3.0])  # mean 2, sd 1: 2 +- 4.303 / sqrt(3)
+    assert (s.mean, s.n, s.higher) == (2.0, 3, 3)
+    assert s.low == pytest.approx(2 - 4.303 / math.sqrt(3)) and s.high == pytest.approx(2 + 4.303 / math.sqrt(3))
+    with pytest.raises(ValueError, match="paired differences"):
+        verdicts.summarize([0.1])
+
+
+@pytest.mark.parametrize("settings, word", [
+    ([[0.1, 0.2, 0.15], [0.3, 0.25, 0.35]], "worse"),
+    ([[-0.1, -0.2, -0.15]], "better"),
+    ([[0.1, 0.2, 0.15], [-0.3, -0.25, -0.35]], "reverses with the learning rate"),
+    ([[0.1, 0.2, 0.15], [0.3, -0.25, 0.35]], "unresolved"),  # one interval contains 0
+    ([[0.2, 0.2, 0.2, -0.3]], "unresolved"),  # higher on 3 of 4, but the interval contains 0
+])
+def test_the_rule(settings, word):
+    assert verdicts.verdict([verdicts.summarize(d) for d in settings]) == word

@@ -1,24 +1,11 @@
-"""The chapter's design choices, each undone on its own, so a short training run can test them.
+"""The chapter's design choices, each undone on its own (bonus 08 trains them; see its README).
 
     model = make_model(cfg, seed=1, block=BlockReLU)     # the chapter's GPT with ReLU, nothing else
     model = make_model(cfg, seed=1, tie_weights=True)    # out_head shares tok_emb's weight
     gpt2_init_(make_model(cfg, seed=1))                  # GPT-2's initialization
 
-Each block below is a subclass of gpt.py's TransformerBlock that overrides only what changes
-(`__init__` after the chapter's, or `forward`), every changed line ending in `# NEW`; a
-variant draws exactly the chapter block's random weights. `GPTVariant` is gpt.py's GPTModel
-copied, with three `# NEW` options. With its
-defaults, `GPTVariant` builds the same weights as `gpt.GPTModel` under the same seed and
-computes the same logits, so each experiment differs from the chapter's model in one change:
-
-- `BlockNoNorm` with `final_norm=False`: no layer normalization anywhere;
-- `BlockNoShortcut`: each sub-layer's output replaces x instead of being added to it;
-- `BlockReLU`: ReLU instead of GELU in the feed-forward network;
-- `BlockPostLN`: normalize after adding the shortcut (the original Transformer's order);
-- `tie_weights=True`: the output head reuses the token embedding matrix;
-- `gpt2_init_`: GPT-2's initialization instead of PyTorch's defaults.
-
-The notebook bonus/claims_tested/08_claims_tested.ipynb trains each one with bonus/watch_it_learn/train.py.
+Each block subclasses gpt.py's TransformerBlock, every changed line ending in `# NEW`; with its
+defaults `GPTVariant` is gpt.GPTModel, weight for weight and logit for logit under one seed.
 """
 
 import math

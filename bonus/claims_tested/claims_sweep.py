@@ -1,19 +1,11 @@
-"""The sweep behind bonus/claims_tested/08_claims_tested.ipynb (and section 11 of 09): every claim on
-Tiny Shakespeare, for one epoch (1,189 steps of 8 x 32 tokens) with 10 paired seeds where the
-effects are small, and for 120 steps at four learning rates. The files in results/ were made by
+"""The sweep behind bonus 08 and section 11 of bonus 09: each arm trained for one seed at one
+learning rate per run, its final held-out loss scored on every target of the held-out split.
 
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 1 2 3 4 5 --workers 2 --out bonus/claims_tested/results/claims_epoch.json
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 6 7 8 9 10 --workers 2 --arms ARMS --out bonus/claims_tested/results/claims_epoch_more.json
     python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --workers 2 --out bonus/claims_tested/results/claims_short.json
 
-(each file holds its exact command, ARMS written out, and its seconds). Each run trains one arm
-(a variant, or the baseline it is compared with) for one seed at one learning rate and stores
-its final held-out loss over the whole held-out split and its training loss on 8 fixed
-batches. A seed fixes the initial weights (the variants draw the same weights as their baseline
-wherever the shapes allow: see bonus/claims_tested/claims.py) and the batches, so variant minus
-baseline on one seed is one paired difference. tests/bonus/test_claims_sweep.py reruns one
-stored run (`run_one`) and compares it with the stored value. Runs use one thread each; the
-file is rewritten as runs finish, so a long sweep can be read while it runs.
+Each file in results/ holds its exact command and each run its seconds (one thread per run).
 """
 
 import argparse

@@ -1,18 +1,11 @@
-"""The verdict words of notebooks 08 and 09, and the rule behind them.
+"""The verdict words of bonus 08 and 09: paired differences (variant minus baseline, held-out
+loss, one per seed) -> mean, 95% interval (Student's t) and exact sign test -> one word.
 
-One comparison at one setting (a learning rate and a length) gives n paired differences,
-variant minus baseline on held-out loss, one per seed. `summarize` reports their mean, the 95%
-confidence interval of that mean (Student's t: mean +- t * sd / sqrt(n)), and the exact
-two-sided sign test. `verdict` turns the intervals of one comparison's settings into a word:
+- "worse" / "better": every setting's interval lies above zero / below zero;
+- "reverses with the learning rate": one interval lies above zero and another below;
+- "unresolved": otherwise (some interval contains zero, none lies on the other side).
 
-- "worse" (the variant's loss is higher) when every interval lies above zero;
-- "better" when every interval lies below zero;
-- "reverses with the learning rate" when one interval lies above zero and another below;
-- "unresolved" otherwise: some interval contains zero, and none lies on the other side.
-
-    summary = summarize([0.12, 0.08, 0.15, 0.11, 0.09])
-    print(describe(summary))         # +0.110 [+0.076, +0.144], 5 seeds, higher on 5 (sign test p 0.062)
-    verdict([summary])               # "worse"
+    verdict([summarize([0.12, 0.08, 0.15, 0.11, 0.09])])   # "worse": +0.110 [+0.076, +0.144]
 """
 
 import math

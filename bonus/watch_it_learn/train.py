@@ -1,17 +1,11 @@
 """Train the chapter's GPTModel on a short text, on a CPU, in about a minute; then sample from it.
 
-The batches are drawn on the CPU and sent to the model's device, so the same calls train on a
-GPU once the model is there: `model.to("cuda")`.
-
-    text = load_text()                                  # "The Verdict", hash-checked, offline
     vocab = Vocab(tokenizer.encode(text))               # only the GPT-2 tokens the text uses
     train_ids, val_ids = split(vocab.encode(tokenizer.encode(text)))
     model = gpt.GPTModel({**gpt.GPT_CONFIG_124M, "vocab_size": len(vocab), ...})
     history = train(model, train_ids, val_ids, steps=400)
 
-Nothing in gpt.py changes: `gpt.GPTModel` is trained as it is, with a small config. The text
-keeps GPT-2's tokenizer; `Vocab` renumbers the few hundred GPT-2 tokens it uses as 0, 1, 2, ...
-so that the embedding and the output head have one row per token that can occur, not 50,257.
+Batches are drawn on the CPU and sent to the model's device; gpt.py is used unchanged.
 """
 
 import time

@@ -2,7 +2,6 @@
 learning rate per run, its final held-out loss scored on every target of the held-out split.
 
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 1 2 3 4 5 --workers 2 --out bonus/claims_tested/results/claims_epoch.json
-    python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 6 7 8 9 10 --workers 2 --arms ARMS --out bonus/claims_tested/results/claims_epoch_more.json
     python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --workers 2 --out bonus/claims_tested/results/claims_short.json
 
 Each file in results/ holds its exact command and each run its seconds (one thread per run).
@@ -138,7 +137,7 @@ def run_one(arm, seed, lr, steps, data, eval_every=None, keep_model=False):
             **({"model": model} if keep_model else {})}
 
 
-def load_results(names=("claims_epoch.json", "claims_epoch_more.json", "claims_short.json")):
+def load_results(names=("claims_epoch.json", "claims_short.json")):
     """The stored runs of the results files, by (arm, seed, lr, steps); and each file's command."""
     runs, commands = {}, {}
     for name in names:

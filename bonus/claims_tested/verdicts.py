@@ -60,7 +60,11 @@ def verdict(summaries):
 
 
 def describe(s):
-    """One setting's line: mean [interval], seeds, sign count and p."""
+    """One setting's line: mean [interval], seeds, sign count and p (no digits for a
+    difference above 100 nats: some run diverged, and its loss is rounding noise)."""
+    if abs(s.mean) > 100:
+        return (f"a run diverged (difference > 100), {s.n} seeds, "
+                f"higher on {s.higher} (sign test p {s.sign_p:.3f})")
     return (f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {s.n} seeds, "
             f"higher on {s.higher} (sign test p {s.sign_p:.3f})")
 

@@ -45,3 +45,8 @@ def test_summarize_by_hand():
 ])
 def test_the_rule(settings, word):
     assert verdicts.verdict([verdicts.summarize(d) for d in settings]) == word
+
+
+def test_a_diverged_run_prints_no_digits():
+    line = verdicts.describe(verdicts.summarize([1e12, 0.1, 0.2, 0.3, 0.1]))
+    assert line.startswith("a run diverged") and "higher on 5" in line

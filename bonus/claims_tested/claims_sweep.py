@@ -2,7 +2,10 @@
 learning rate per run, its final held-out loss scored on every target of the held-out split.
 
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 1 2 3 4 5 --workers 2 --out bonus/claims_tested/results/claims_epoch.json
+    python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 6 7 8 9 10 --arms chapter no_norm relu post_ln post_ln_warmup gpt2_init embeddings_init tied_gpt2_init modern modern_gpt2_init --workers 2 --out bonus/claims_tested/results/claims_epoch_more.json
     python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --workers 2 --out bonus/claims_tested/results/claims_short.json
+    python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --seeds 6 7 8 9 10 --arms chapter relu post_ln post_ln_warmup gpt2_init embeddings_init tied_gpt2_init modern modern_gpt2_init --workers 2 --out bonus/claims_tested/results/claims_short_more.json
+    python bonus/claims_tested/claims_sweep.py --lrs 3e-4 1e-1 --seeds 1 2 3 4 5 6 7 8 9 10 --arms post_ln post_ln_warmup tied gpt2_init --workers 2 --out bonus/claims_tested/results/claims_edges.json
 
 Each file in results/ holds its exact command and each run its seconds (one thread per run).
 """
@@ -137,7 +140,11 @@ def run_one(arm, seed, lr, steps, data, eval_every=None, keep_model=False):
             **({"model": model} if keep_model else {})}
 
 
-def load_results(names=("claims_epoch.json", "claims_short.json")):
+FILES = ("claims_epoch.json", "claims_epoch_more.json", "claims_short.json", "claims_short_more.json",
+         "claims_edges.json")
+
+
+def load_results(names=FILES):
     """The stored runs of the results files, by (arm, seed, lr, steps); and each file's command."""
     runs, commands = {}, {}
     for name in names:

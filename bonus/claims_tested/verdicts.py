@@ -76,26 +76,34 @@ def paired(stored, variant, base, lr, steps, key="val_loss"):
     return [stored[variant, s, lr, steps][key] - stored[base, s, lr, steps][key] for s in seeds]
 
 
-def best_rate(stored, arm, steps, lrs):
-    """The learning rate, of `lrs`, with the lowest mean held-out loss for this arm and length."""
-    def mean_loss(lr):
-        losses = [r["val_loss"] for (a, _, rate, length), r in stored.items()
-                  if (a, rate, length) == (arm, lr, steps)]
-        return sum(losses) / len(losses)
-    return min(lrs, key=mean_loss)
+def mean_val_loss(stored, arm, lr, steps):
+    """The arm's held-out loss at this setting, averaged over its seeds."""
+    losses = [r["val_loss"] for (a, _, rate, n), r in stored.items() if (a, rate, n) == (arm, lr, steps)]
+    return sum(losses) / len(losses)
 
 
-def paired_at_best_rates(stored, variant, base, steps, lrs):
+def rates_of(stored, arm, steps):
+    """The learning rates this arm was trained at for this length, smallest first."""
+    return sorted({lr for a, _, lr, n in stored if (a, n) == (arm, steps)})
+
+
+def best_rate(stored, arm, steps):
+    """The arm's rate with the lowest mean held-out loss at this length."""
+    return min(rates_of(stored, arm, steps), key=lambda lr: mean_val_loss(stored, arm, lr, steps))
+
+
+def paired_at_best_rates(stored, variant, base, steps):
     """Variant at its best rate minus baseline at its best rate, seed by seed; and the two rates."""
-    rates = best_rate(stored, variant, steps, lrs), best_rate(stored, base, steps, lrs)
-    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, rates[0], steps))
+    rates = best_rate(stored, variant, steps), best_rate(stored, base, steps)
+    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, rates[0], steps)
+                   and (base, s, rates[1], steps) in stored)
     diffs = [stored[variant, s, rates[0], steps]["val_loss"] - stored[base, s, rates[1], steps]["val_loss"]
              for s in seeds]
     return diffs, rates
 
 
 # The sweep's two phases (bonus/claims_tested/claims_sweep.py's docstring): one epoch at one rate,
-# and 120 steps at four rates
+# and 120 steps at four rates for every arm (and at the rates beyond, where an arm's best was at an end)
 EPOCH, EPOCH_LR, EARLY, EARLY_LRS = 1189, 3e-3, 120, (1e-3, 3e-3, 1e-2, 3e-2)
 
 
@@ -104,8 +112,14 @@ def phases(stored, variant, base):
     at its own best rate (and those two rates)."""
     epoch = summarize(paired(stored, variant, base, EPOCH_LR, EPOCH))
     early = [summarize(paired(stored, variant, base, lr, EARLY)) for lr in EARLY_LRS]
-    diffs, rates = paired_at_best_rates(stored, variant, base, EARLY, EARLY_LRS)
+    diffs, rates = paired_at_best_rates(stored, variant, base, EARLY)
     return epoch, early, summarize(diffs), rates
+
+
+def words(stored, variant, base):
+    """A comparison's three words: one epoch; 120 steps over the four rates; each at its best."""
+    epoch, early, best, _ = phases(stored, variant, base)
+    return verdict([epoch]), verdict(early), verdict([best])
 
 
 def report(stored, variant, base, title):

@@ -2,15 +2,15 @@
 file holds exactly the runs its command asks for, and the comparisons have the runs they need."""
 
 import json
+import re
 import shlex
 from pathlib import Path
 
 import pytest
 
-from bonus.claims_tested import claims_sweep
+from bonus.claims_tested import claims_sweep, verdicts
 
 RESULTS = Path(claims_sweep.__file__).parent / "results"
-FILES = ("claims_epoch.json", "claims_short.json")
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,7 @@ def stored_file(name):
     return json.loads((RESULTS / name).read_text())
 
 
+@pytest.mark.slow  # 15 s of training; .ci/run runs it
 def test_a_stored_run_is_reproduced(data):
     """One 120-step run of claims_short.json, rerun: the same losses within 1e-3 (float sums
     differ between threads and PyTorch versions in the last digits)."""
@@ -32,9 +33,10 @@ def test_a_stored_run_is_reproduced(data):
         assert rerun[key] == pytest.approx(stored[key], abs=1e-3)
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", claims_sweep.FILES)
 def test_each_file_holds_what_its_command_asks_for(name):
     results = stored_file(name)
+    assert f"    {results['command']}\n" in claims_sweep.__doc__  # the docstring gives each command
     words = shlex.split(results["command"])
     assert words[:2] == ["python", "bonus/claims_tested/claims_sweep.py"]
     args = claims_sweep.parse_args(words[2:])
@@ -42,14 +44,28 @@ def test_each_file_holds_what_its_command_asks_for(name):
     assert [(r["arm"], r["seed"], r["lr"], r["steps"]) for r in results["runs"]] == claims_sweep.jobs_of(args)
 
 
+# (variant, steps) whose every interval lay far from zero after 5 seeds: the sweep stopped there
+FIVE_SEEDS_ARE_ENOUGH = {("no_shortcut", 1189), ("tied", 1189), ("no_shortcut", 120), ("tied", 120),
+                         ("no_norm", 120)}
+
+
 def test_every_comparison_has_its_paired_runs():
-    """One epoch: at least 5 paired seeds; 120 steps: 5 seeds at 4 rates."""
+    """Seeds 1-10 paired at each setting (one epoch; 120 steps at four rates), 1-5 above."""
     stored, _ = claims_sweep.load_results()
     for variant, base in claims_sweep.COMPARISONS.values():
-        epoch = {s for a, s, lr, n in stored if (a, lr, n) == (variant, 3e-3, 1189)}
-        assert len(epoch) >= 5 and all((base, s, 3e-3, 1189) in stored for s in epoch)
-        for lr in (1e-3, 3e-3, 1e-2, 3e-2):
-            assert all((arm, s, lr, 120) in stored for arm in (variant, base) for s in range(1, 6))
+        settings = [(verdicts.EPOCH_LR, verdicts.EPOCH)] + [(lr, verdicts.EARLY) for lr in verdicts.EARLY_LRS]
+        for lr, steps in settings:
+            seeds = [s for a, s, rate, n in stored if (a, rate, n) == (variant, lr, steps)
+                     and (base, s, lr, steps) in stored]
+            n = 5 if (variant, steps) in FIVE_SEEDS_ARE_ENOUGH else 10
+            assert sorted(seeds) == list(range(1, n + 1)), (variant, lr, steps)
+
+
+def test_the_rate_grid_brackets_each_arms_best_early_rate():
+    stored, _ = claims_sweep.load_results()
+    for arm in claims_sweep.ARMS:
+        rates = verdicts.rates_of(stored, arm, verdicts.EARLY)
+        assert rates[0] < verdicts.best_rate(stored, arm, verdicts.EARLY) < rates[-1], arm
 
 
 def test_variants_start_from_the_baselines_weights(data):
@@ -66,3 +82,20 @@ def test_the_baselines_without_a_network(data):
     losses = claims_sweep.baseline_losses(train_ids, val_ids, len(vocab))
     assert losses["uniform"] > losses["unigram"] > losses["bigram"]
     assert losses["uniform"] == pytest.approx(9.3679, abs=1e-4)  # ln 11,706
+
+
+def test_the_readme_table_has_the_verdicts_the_rule_gives():
+    """bonus/claims_tested/README.md's table, row by row, against verdicts.words on all seeds and,
+    where a cell says "(5 seeds: ...)", on seeds 1 to 5 alone."""
+    stored, _ = claims_sweep.load_results()
+    first_five = {key: run for key, run in stored.items() if key[1] <= 5}
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", (RESULTS.parent / "README.md").read_text(), re.M)
+    for name, *cells in rows[1:]:
+        claim = name.replace(" (bonus 09)", "")
+        now, before = verdicts.words(stored, *claims_sweep.COMPARISONS[claim]), verdicts.words(
+            first_five, *claims_sweep.COMPARISONS[claim])
+        for cell, word, earlier in zip(cells, now, before):
+            assert cell.startswith(word), (claim, cell)
+            said = re.search(r"\(5 seeds: (.+)\)", cell)
+            assert (said is None and earlier == word) or (said and earlier.startswith(said[1])), (claim, cell)
+    assert [name.replace(" (bonus 09)", "") for name, *_ in rows[1:]] == list(claims_sweep.COMPARISONS)

@@ -50,3 +50,14 @@ def test_the_rule(settings, word):
 def test_a_diverged_run_prints_no_digits():
     line = verdicts.describe(verdicts.summarize([1e12, 0.1, 0.2, 0.3, 0.1]))
     assert line.startswith("a run diverged") and "higher on 5" in line
+
+
+def test_each_arm_at_its_own_best_rate():
+    """Rates an arm alone was trained at count for its best rate; the pairs are by seed."""
+    loss = {("a", 1e-3): [5.0, 5.2], ("a", 1e-2): [4.0, 4.4], ("b", 1e-3): [4.5, 4.9], ("b", 3e-4): [4.6, 4.7]}
+    stored = {(arm, seed, lr, 120): {"val_loss": v}
+              for (arm, lr), values in loss.items() for seed, v in enumerate(values, 1)}
+    assert verdicts.rates_of(stored, "b", 120) == [3e-4, 1e-3]
+    assert verdicts.mean_val_loss(stored, "b", 3e-4, 120) == pytest.approx(4.65)
+    diffs, rates = verdicts.paired_at_best_rates(stored, "a", "b", 120)
+    assert rates == (1e-2, 3e-4) and diffs == pytest.approx([-0.6, -0.3])

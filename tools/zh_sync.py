@@ -240,6 +240,11 @@ def entry_cells(english, folder):
             and has_words(c.source)]
 
 
+def load_po(path):
+    """The catalog at `path` (an empty one if there is none), its lines never wrapped."""
+    return polib.pofile(str(path), wrapwidth=0) if path.is_file() else polib.POFile(wrapwidth=0)
+
+
 def catalog_text(catalog):
     return str(catalog).rstrip("\n") + "\n"
 
@@ -369,8 +374,7 @@ class Course:
         return LINK.sub(lambda m: m[1] + self.zh_link(m[2], en_file), source)
 
     def load_catalog(self, en_file):
-        path = self.catalog_path(en_file)
-        return polib.pofile(str(path), wrapwidth=0) if path.is_file() else polib.POFile(wrapwidth=0)
+        return load_po(self.catalog_path(en_file))
 
     def synced(self, catalog, english, en_file, pool):
         """The catalog with one entry per translatable cell of `english`, in its order."""
@@ -388,8 +392,7 @@ class Course:
         return with_obsolete_and_date(result, catalog, {cell.id for _, cell in cells})
 
     def messages_catalog(self):
-        path = self.root / MESSAGES_PO
-        return polib.pofile(str(path), wrapwidth=0) if path.is_file() else polib.POFile(wrapwidth=0)
+        return load_po(self.root / MESSAGES_PO)
 
     def synced_messages(self, catalog):
         """The checks' catalog with one entry per message of checker/messages.py, in its order."""
@@ -556,7 +559,7 @@ class Course:
         catalogs translate in more than one way (one English text, one translation)."""
         seen = {}
         for path in self.files(LOCALE, ".po"):
-            for e in polib.pofile(str(path), wrapwidth=0):
+            for e in load_po(path):
                 if e.msgstr and not e.obsolete and not e.fuzzy:
                     where = f"{self.name(path)}:{e.msgctxt}"
                     seen.setdefault(e.msgid, {}).setdefault(e.msgstr, []).append(where)
@@ -565,35 +568,25 @@ class Course:
     def status(self):
         """A line per catalog and the audit's problems; whether every notebook passes the audit."""
         pool, totals, complete = pool_of(self.files(LOCALE, ".po")), [0, 0, 0, 0], True
-        for en_file in self.files():
-            catalog = self.synced(self.load_catalog(en_file), read(en_file), en_file, pool)
+        rows = [(self.name(self.catalog_path(en_file)),
+                 self.synced(self.load_catalog(en_file), read(en_file), en_file, pool),
+                 self.audit(en_file)) for en_file in self.files()]
+        rows.append((MESSAGES_PO.as_posix(), self.synced_messages(self.messages_catalog()),
+                     self.audit_messages()))
+        for name, catalog, found in rows:
             counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
                       len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
-            found = self.audit(en_file)
             notes = [f"{n} {what}" for n, what in zip(
-                (counts[1], counts[2], len(found["text"]), len(found["style"])),
+                (counts[1], counts[2], len(found["text"]), len(found.get("style", []))),
                 ("fuzzy", "untranslated", "translation problems", "style problems")) if n]
-            if found["generated"] or found["run"]:
+            if found["generated"] or found.get("run"):
                 notes.append("out of step: run `python tools/zh_sync.py`")
-            print(f"{self.name(self.catalog_path(en_file)):48} {counts[0]:3}/{sum(counts[:3]):<3} "
-                  "translated" + ("; " + ", ".join(notes) if notes else ""))
-            print("".join(f"    {problem}\n" for problem in found["text"] + found["style"]), end="")
+            print(f"{name:48} {counts[0]:3}/{sum(counts[:3]):<3} translated"
+                  + ("; " + ", ".join(notes) if notes else ""))
+            print("".join(f"    {problem}\n" for problem in found["text"] + found.get("style", [])),
+                  end="")
             totals = [t + c for t, c in zip(totals, counts)]
             complete = complete and not notes
-        catalog = self.synced_messages(self.messages_catalog())
-        counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
-                  len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
-        found = self.audit_messages()
-        notes = [f"{n} {what}" for n, what in zip(
-            (counts[1], counts[2], len(found["text"])),
-            ("fuzzy", "untranslated", "translation problems")) if n]
-        if found["generated"]:
-            notes.append("out of step: run `python tools/zh_sync.py`")
-        print(f"{MESSAGES_PO.as_posix():48} {counts[0]:3}/{sum(counts[:3]):<3} translated"
-              + ("; " + ", ".join(notes) if notes else ""))
-        print("".join(f"    {problem}\n" for problem in found["text"]), end="")
-        totals = [t + c for t, c in zip(totals, counts)]
-        complete = complete and not notes
         for english, found in self.translation_variants().items():
             print(f"one English text, {len(found)} translations (make them one): "
                   f"{english.splitlines()[0][:60]!r}")

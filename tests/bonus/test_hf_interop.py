@@ -92,6 +92,7 @@ def test_tiny_round_trip_is_exact(tiny_hf):
     assert back.config.to_diff_dict() == tiny_hf.config.to_diff_dict()
 
 
+@pytest.mark.slow  # two GPT-2-sized models; .ci/run runs it
 @pytest.mark.xdist_group("big-models")
 def test_124m_hf_to_ours_matches(small_hf):
     # A few tokens suffice: without a KV cache, each costs our model a full forward pass.

@@ -25,91 +25,8 @@ from checker import (
 )
 from checker.feedback import MESSAGES
 from checker.planted import COMPONENTS, DIAGNOSES, NOTES
-from tests.checker.learner import (
-    PLANTED,
-    SMALL,
-    AttentionBiasFalse,
-    AttentionDropoutFixedRate,
-    AttentionDropsOutput,
-    AttentionDropsScores,
-    AttentionForgetsContiguous,
-    AttentionHeadLoop,
-    AttentionHeadLoopImportedDropout,
-    AttentionLastTokenOnly,
-    AttentionMaskAttribute,
-    AttentionMaskTooSmall,
-    AttentionOwnDropout,
-    AttentionRightForEight,
-    AttentionScaledAfterSoftmax,
-    AttentionScaledInTraining,
-    AttentionSwappedArguments,
-    AttentionSwappedLinear,
-    AttentionTorchDropout,
-    AttentionUsesMaskForEight,
-    AttentionWithoutDropout,
-    BlockAddsInPlace,
-    BlockDropsInput,
-    BlockNoNorm1Raises,
-    BlockOneDropout,
-    BlockWithExtraDropout,
-    DoubledLayerNorm,
-    EinsumAttention,
-    FeedForwardWithDropout,
-    FeedForwardWithGELUClass,
-    FunctionalLayerNorm,
-    FusedAttention,
-    GELUMulInPlace,
-    GPTDropsLate,
-    GPTFinalNormFirst,
-    GPTHeadWithBias,
-    GPTModuleListStale,
-    GPTReadsPositionsPostLN,
-    GPTRepeatedBlock,
-    GPTSkipsLastBlock,
-    GPTWrappedPositions,
-    HalfFeedForward,
-    LayerNormClampedMean,
-    LayerNormData,
-    LayerNormDetached,
-    LayerNormEps1e6,
-    LayerNormEps1e12,
-    LayerNormGammaBeta,
-    LayerNormInitRaises,
-    LayerNormOnePass,
-    LayerNormOverTheBatch,
-    LayerNormPlainTensors,
-    LayerNormRenamedShift,
-    LayerNormScaledInTraining,
-    LayerNormSubInPlace,
-    LayerNormSwappedInit,
-    LayerNormWithoutShift,
-    NotAModule,
-    RowLayerNorm,
-    SdpaAttention,
-    Stub,
-    TorchGELU,
-    TypedGPTModel,
-    block,
-    feed_forward,
-    ff_first,
-    gelu,
-    generate_batch_of_one,
-    generate_forgets_keepdim,
-    generate_no_crop,
-    generate_overwrites_prompt,
-    generate_returns_nothing,
-    generate_samples,
-    generate_samples_unseeded,
-    generate_without_softmax,
-    layer_norm,
-    list_generate,
-    ln_two_mistakes,
-    ln_unbiased,
-    no_norm2,
-    raises_runtime_error,
-    stub_generate,
-    with_parts,
-)
+from tests.checker import learner
+from tests.checker.learner import PLANTED, SMALL, block, feed_forward, gelu, layer_norm, with_parts
 
 
 def test_every_diagnosis_is_planted_here():
@@ -117,7 +34,7 @@ def test_every_diagnosis_is_planted_here():
 
 
 def test_a_layer_norm_with_another_eps_is_told_its_value():
-    feedback = review_component(LayerNormEps1e6)
+    feedback = review_component(learner.LayerNormEps1e6)
     assert feedback.codes == ("ln_eps_value",) and "eps is 1e-06" in feedback.text
 
 
@@ -155,7 +72,7 @@ def test_mistake_inside_is_located_and_diagnosed(kind, part, code, where):
 
 
 def test_unknown_difference_names_the_first_differing_output():
-    feedback = review_component(with_parts("TransformerBlock", LayerNorm=DoubledLayerNorm))
+    feedback = review_component(with_parts("TransformerBlock", LayerNorm=learner.DoubledLayerNorm))
     assert feedback.codes == ("first_difference", "probe_norm"), feedback.text
     assert "is that of norm1 (largest difference" in feedback.text
     assert "has mean 0 and variance 3.9999; the chapter's has mean 0 and variance 1" in feedback.text
@@ -163,7 +80,7 @@ def test_unknown_difference_names_the_first_differing_output():
 
 def test_compare_models_on_a_model_typed_from_the_book():
     torch.manual_seed(1)
-    yours = TypedGPTModel(SMALL, norm=layer_norm(ln_unbiased))
+    yours = learner.TypedGPTModel(SMALL, norm=layer_norm(learner.ln_unbiased))
     before = {k: v.clone() for k, v in yours.state_dict().items()}
     torch.manual_seed(2)
     feedback = review_models(yours, gpt.GPTModel(SMALL))
@@ -172,26 +89,26 @@ def test_compare_models_on_a_model_typed_from_the_book():
     assert all(torch.equal(v, before[k]) for k, v in yours.state_dict().items())  # untouched
 
     torch.manual_seed(3)
-    assert review_models(TypedGPTModel(SMALL), gpt.GPTModel(SMALL)).passed
+    assert review_models(learner.TypedGPTModel(SMALL), gpt.GPTModel(SMALL)).passed
 
 
 def test_compare_models_with_nn_layer_norm_accepts_its_names():
     norm = lambda d: nn.LayerNorm(d, eps=1e-5)  # noqa: E731
-    feedback = review_models(TypedGPTModel(SMALL, norm=norm), gpt.GPTModel(SMALL))
+    feedback = review_models(learner.TypedGPTModel(SMALL, norm=norm), gpt.GPTModel(SMALL))
     assert feedback.passed, feedback.text
     assert "trf_blocks.0.norm1.weight → trf_blocks.0.norm1.scale" in feedback.text
 
 
 @pytest.mark.parametrize("yours, reference", [
-    (FunctionalLayerNorm, gpt.LayerNorm),
-    (TorchGELU, gpt.GELU),
+    (learner.FunctionalLayerNorm, gpt.LayerNorm),
+    (learner.TorchGELU, gpt.GELU),
     (feed_forward(nn.GELU(approximate="tanh")), None),
-    (EinsumAttention, gpt.MultiHeadAttention),
-    (SdpaAttention, gpt.MultiHeadAttention),
-    (FusedAttention, gpt.MultiHeadAttention),
-    (with_parts("TransformerBlock", MultiHeadAttention=FusedAttention), None),
-    (with_parts("GPTModel", LayerNorm=FunctionalLayerNorm, GELU=TorchGELU), None),
-    (generate_without_softmax, gpt.generate_text_simple),
+    (learner.EinsumAttention, gpt.MultiHeadAttention),
+    (learner.SdpaAttention, gpt.MultiHeadAttention),
+    (learner.FusedAttention, gpt.MultiHeadAttention),
+    (with_parts("TransformerBlock", MultiHeadAttention=learner.FusedAttention), None),
+    (with_parts("GPTModel", LayerNorm=learner.FunctionalLayerNorm, GELU=learner.TorchGELU), None),
+    (learner.generate_without_softmax, gpt.generate_text_simple),
 ])
 def test_equivalent_rewrite_passes(yours, reference):
     feedback = review_component(yours, reference)
@@ -199,7 +116,7 @@ def test_equivalent_rewrite_passes(yours, reference):
 
 
 def test_fused_projection_is_read_as_the_three_book_names():
-    text = review_component(FusedAttention, gpt.MultiHeadAttention).text
+    text = review_component(learner.FusedAttention, gpt.MultiHeadAttention).text
     assert "qkv.weight → W_query/W_key/W_value.weight" in text
 
 
@@ -211,10 +128,10 @@ def test_the_reference_itself_passes(reference):
 
 
 @pytest.mark.parametrize("yours, reference, code", [
-    (FeedForwardWithDropout, gpt.FeedForward, "dropout_extra"),
-    (AttentionWithoutDropout, gpt.MultiHeadAttention, "no_dropout"),
-    (BlockWithExtraDropout, gpt.TransformerBlock, "dropout_extra_at"),
-    (LayerNormScaledInTraining, gpt.LayerNorm, "training_differs"),
+    (learner.FeedForwardWithDropout, gpt.FeedForward, "dropout_extra"),
+    (learner.AttentionWithoutDropout, gpt.MultiHeadAttention, "no_dropout"),
+    (learner.BlockWithExtraDropout, gpt.TransformerBlock, "dropout_extra_at"),
+    (learner.LayerNormScaledInTraining, gpt.LayerNorm, "training_differs"),
 ])
 def test_training_mode_mistakes(yours, reference, code):
     feedback = review_component(yours, reference)
@@ -223,8 +140,8 @@ def test_training_mode_mistakes(yours, reference, code):
 
 @pytest.mark.parametrize("yours, reference, code", [
     (None, None, "not_attempted_component"),
-    (type("LayerNorm", (Stub,), {}), None, "not_attempted_component"),
-    (stub_generate, gpt.generate_text_simple, "not_attempted_component"),
+    (type("LayerNorm", (learner.Stub,), {}), None, "not_attempted_component"),
+    (learner.stub_generate, gpt.generate_text_simple, "not_attempted_component"),
     (gpt.LayerNorm(4), None, "pass_class"),
     ("LayerNorm", None, "not_component"),
     (nn.Linear, None, "unknown_component"),
@@ -232,11 +149,11 @@ def test_training_mode_mistakes(yours, reference, code):
     (lambda x: x, gpt.LayerNorm, "expected_class"),
     (gpt.LayerNorm, gpt.generate_text_simple, "expected_function"),
     (gpt.FeedForward, gpt.LayerNorm, "wrong_signature"),  # FeedForward(cfg) given an int
-    (NotAModule, gpt.LayerNorm, "component_not_module"),
-    (layer_norm(raises_runtime_error), None, "raised"),
+    (learner.NotAModule, gpt.LayerNorm, "component_not_module"),
+    (layer_norm(learner.raises_runtime_error), None, "raised"),
     (layer_norm(lambda self, x: None), None, "returns_none"),
     (layer_norm(lambda self, x: [x]), None, "not_tensor"),
-    (list_generate, gpt.generate_text_simple, "returns_list"),
+    (learner.list_generate, gpt.generate_text_simple, "returns_list"),
 ])
 def test_odd_input_gets_a_sentence(yours, reference, code):
     feedback = review_component(yours, reference)
@@ -244,7 +161,7 @@ def test_odd_input_gets_a_sentence(yours, reference, code):
 
 
 def test_wrong_signature_shows_the_chapter_signature():
-    feedback = review_component(AttentionSwappedArguments)
+    feedback = review_component(learner.AttentionSwappedArguments)
     assert feedback.codes == ("wrong_signature",)
     assert COMPONENTS["MultiHeadAttention"].signature in feedback.text
 
@@ -258,18 +175,18 @@ def test_models_on_the_meta_device_and_classes_get_a_sentence():
 
 
 def test_missing_and_extra_parameters_are_named():
-    feedback = review_component(LayerNormRenamedShift, gpt.LayerNorm)
+    feedback = review_component(learner.LayerNormRenamedShift, gpt.LayerNorm)
     assert feedback.codes[:2] == ("missing_param", "extra_param"), feedback.text
     assert "no parameter shift" in feedback.text and "beta (shape (12,))" in feedback.text
 
 
 def test_check_component_prints_in_the_chosen_language(capsys):
-    check_component(layer_norm(ln_unbiased))
+    check_component(layer_norm(learner.ln_unbiased))
     compare_models(gpt.GPTModel(SMALL), gpt.GPTModel(SMALL))
     english = capsys.readouterr().out
     try:
         checker.set_language("zh")
-        check_component(layer_norm(ln_unbiased))
+        check_component(layer_norm(learner.ln_unbiased))
     finally:
         checker.set_language("en")
     chinese = capsys.readouterr().out
@@ -278,11 +195,11 @@ def test_check_component_prints_in_the_chosen_language(capsys):
 
 
 @pytest.mark.parametrize("yours, kind, code", [
-    (AttentionDropsOutput, "MultiHeadAttention", "dropout_elsewhere"),
-    (BlockDropsInput, "TransformerBlock", "dropout_elsewhere"),
-    (GPTDropsLate, "GPTModel", "dropout_elsewhere"),
-    (AttentionOwnDropout, "MultiHeadAttention", "draws_without_dropout"),
-    (BlockOneDropout, "TransformerBlock", "no_dropout_at"),
+    (learner.AttentionDropsOutput, "MultiHeadAttention", "dropout_elsewhere"),
+    (learner.BlockDropsInput, "TransformerBlock", "dropout_elsewhere"),
+    (learner.GPTDropsLate, "GPTModel", "dropout_elsewhere"),
+    (learner.AttentionOwnDropout, "MultiHeadAttention", "draws_without_dropout"),
+    (learner.BlockOneDropout, "TransformerBlock", "no_dropout_at"),
 ])
 def test_dropout_at_another_place(yours, kind, code):
     feedback = review_component(yours, getattr(gpt, kind))
@@ -290,71 +207,71 @@ def test_dropout_at_another_place(yours, kind, code):
 
 
 def test_training_mode_that_differs_beyond_dropout():
-    feedback = review_component(AttentionScaledInTraining, gpt.MultiHeadAttention)
+    feedback = review_component(learner.AttentionScaledInTraining, gpt.MultiHeadAttention)
     assert feedback.codes == ("training_differs",), feedback.text
 
 
 def test_a_skipped_submodule_is_named():
-    feedback = review_component(block(no_norm2))
+    feedback = review_component(block(learner.no_norm2))
     assert feedback.codes[0] == "never_called" and "norm2 is never called" in feedback.text
 
 
 def test_a_wrong_shape_inside_is_named_with_both_shapes():
     feedback = review_component(with_parts("TransformerBlock",
-                                           MultiHeadAttention=AttentionLastTokenOnly))
+                                           MultiHeadAttention=learner.AttentionLastTokenOnly))
     assert feedback.codes == ("first_difference_shape", "wrong_shape"), feedback.text
     assert "att: shape (2, 1, 12), the chapter's (2, 24, 12)" in feedback.text
 
 
 def test_a_skipped_layer_inside_is_named_after_the_error_it_causes():
-    feedback = review_component(with_parts("TransformerBlock", FeedForward=HalfFeedForward))
+    feedback = review_component(with_parts("TransformerBlock", FeedForward=learner.HalfFeedForward))
     assert feedback.codes[:3] == ("raised", "first_difference_shape", "never_called"), feedback.text
     assert "ff: shape (2, 24, 48), the chapter's (2, 24, 12)" in feedback.text
     assert "  - ff.layers.2 is never called: the forward pass skips it" in feedback.text
 
 
 def test_a_skipped_block_is_named_as_a_whole():
-    feedback = review_component(GPTSkipsLastBlock, gpt.GPTModel)
+    feedback = review_component(learner.GPTSkipsLastBlock, gpt.GPTModel)
     assert feedback.text.splitlines()[1].startswith(
         "  - trf_blocks.1 is never called: the forward pass skips it"), feedback.text
 
 
 def test_a_part_given_another_input_points_at_its_caller():
-    feedback = review_component(block(ff_first))
+    feedback = review_component(block(learner.ff_first))
     assert feedback.codes == ("input_from", "probe_position"), feedback.text
     assert "norm2 receives what the chapter gives to norm1: check the order of the calls in the " \
            "forward of TransformerBlock" in feedback.text
 
 
 def test_generation_that_samples_gets_other_ids():
-    feedback = review_component(generate_samples)
+    feedback = review_component(learner.generate_samples)
     assert feedback.codes == ("probe_ids",), feedback.text
     assert "the new ids first differ at step 1 of row 0" in feedback.text
 
 
 def test_generation_that_returns_nothing():
-    assert review_component(generate_returns_nothing).codes == ("returns_none_function",)
+    assert review_component(learner.generate_returns_nothing).codes == ("returns_none_function",)
 
 
 def test_unaligned_weights_stop_the_comparison():
-    feedback = review_component(LayerNormGammaBeta)
+    feedback = review_component(learner.LayerNormGammaBeta)
     assert feedback.codes == ("missing_param", "extra_param", "align_first"), feedback.text
 
 
 def test_an_output_head_with_a_bias_is_told_bias_false():
-    feedback = review_component(GPTHeadWithBias)
+    feedback = review_component(learner.GPTHeadWithBias)
     assert feedback.codes == ("extra_bias", "align_first"), feedback.text
     assert "out_head.bias: the chapter creates this layer with bias=False" in feedback.text
 
 
 def test_a_parameter_of_another_shape_is_named():
-    feedback = review_component(RowLayerNorm, gpt.LayerNorm)
+    feedback = review_component(learner.RowLayerNorm, gpt.LayerNorm)
     assert feedback.codes[0] == "param_shape"
     assert "scale has shape (1, 12), the chapter's has (12,)" in feedback.text
 
 
 def test_a_constructor_that_fails_otherwise():
-    feedback = review_component(LayerNormInitRaises)
+    feedback = review_component(learner.LayerNormInitRaises)
     assert feedback.codes == ("build_failed", "your_line") and "ValueError: no" in feedback.text
     assert 'in __init__: raise ValueError("no")' in feedback.text
 
@@ -388,17 +305,17 @@ def test_every_message_of_the_checker_is_used_by_it():
 
 
 @pytest.mark.parametrize("yours, reference, code, words", [
-    (AttentionRightForEight, gpt.MultiHeadAttention, "initial_mask", "row 8, column 9"),
-    (LayerNormOnePass, gpt.LayerNorm, "probe_norm", "input 4 of 4"),
-    (LayerNormClampedMean, gpt.LayerNorm, "probe_norm", "variance"),
-    (LayerNormOverTheBatch, gpt.LayerNorm, "probe_norm", "input 1 of 4"),
-    (LayerNormSwappedInit, gpt.LayerNorm, "initial_value",
+    (learner.AttentionRightForEight, gpt.MultiHeadAttention, "initial_mask", "row 8, column 9"),
+    (learner.LayerNormOnePass, gpt.LayerNorm, "probe_norm", "input 4 of 4"),
+    (learner.LayerNormClampedMean, gpt.LayerNorm, "probe_norm", "variance"),
+    (learner.LayerNormOverTheBatch, gpt.LayerNorm, "probe_norm", "input 1 of 4"),
+    (learner.LayerNormSwappedInit, gpt.LayerNorm, "initial_value",
      "scale starts as all 0; the chapter's starts as all 1"),
-    (LayerNormData, gpt.LayerNorm, "no_gradient", "no gradient reaches scale"),
-    (LayerNormDetached, gpt.LayerNorm, "no_gradient", "no gradient reaches the input"),
-    (AttentionSwappedLinear, gpt.MultiHeadAttention, "param_shape",
+    (learner.LayerNormData, gpt.LayerNorm, "no_gradient", "no gradient reaches scale"),
+    (learner.LayerNormDetached, gpt.LayerNorm, "no_gradient", "no gradient reaches the input"),
+    (learner.AttentionSwappedLinear, gpt.MultiHeadAttention, "param_shape",
      "W_query.weight has shape (12, 18), the chapter's has (18, 12)"),
-    (GPTWrappedPositions, gpt.GPTModel, "probe_position", "is 8 of 24"),
+    (learner.GPTWrappedPositions, gpt.GPTModel, "probe_position", "is 8 of 24"),
 ])
 def test_what_the_first_round_let_through_fails(yours, reference, code, words):
     feedback = review_component(yours, reference)
@@ -406,7 +323,7 @@ def test_what_the_first_round_let_through_fails(yours, reference, code, words):
 
 
 def test_a_mask_right_for_eight_positions_shows_which_keys_a_query_sees():
-    feedback = review_component(AttentionUsesMaskForEight)
+    feedback = review_component(learner.AttentionUsesMaskForEight)
     assert feedback.codes == ("input_differs", "probe_keys"), feedback.text
     assert "out_proj computes what" in feedback.text and "query 8 draws on keys 0..23, the chapter's on keys 0..8" in feedback.text
 
@@ -414,68 +331,68 @@ def test_a_mask_right_for_eight_positions_shows_which_keys_a_query_sees():
 def test_models_are_compared_well_past_eight_positions():
     torch.manual_seed(0)
     reference = gpt.GPTModel(SMALL)
-    yours = GPTWrappedPositions(SMALL)
+    yours = learner.GPTWrappedPositions(SMALL)
     feedback = review_models(yours, reference)
     assert "probe_position" in feedback.codes and "is 8 of 32" in feedback.text, feedback.text
 
 
 def test_dropout_split_into_calls_passes_and_dropout_on_another_tensor_fails():
-    assert review_component(AttentionHeadLoop, gpt.MultiHeadAttention).passed
-    block = with_parts("TransformerBlock", MultiHeadAttention=AttentionHeadLoop)
+    assert review_component(learner.AttentionHeadLoop, gpt.MultiHeadAttention).passed
+    block = with_parts("TransformerBlock", MultiHeadAttention=learner.AttentionHeadLoop)
     assert review_component(block).passed
-    feedback = review_component(AttentionDropsScores, gpt.MultiHeadAttention)
+    feedback = review_component(learner.AttentionDropsScores, gpt.MultiHeadAttention)
     assert not feedback.passed and feedback.codes == ("dropout_elsewhere",), feedback.text
 
 
 def test_their_own_error_comes_first_and_matches_no_mistake():
-    feedback = review_component(generate_forgets_keepdim)
+    feedback = review_component(learner.generate_forgets_keepdim)
     assert feedback.codes == ("raised", "your_line"), feedback.text
     assert "your line" in feedback.text and "idx = torch.cat((idx, idx_next), dim=1)" in feedback.text
 
-    feedback = review_component(AttentionForgetsContiguous)
+    feedback = review_component(learner.AttentionForgetsContiguous)
     assert feedback.codes == ("raised", "your_line"), feedback.text
     assert "RuntimeError: view size is not compatible" in feedback.text
     assert "return context.transpose(1, 2).view(b, t, self.d_out)" in feedback.text
 
 
 def test_a_class_where_a_module_belongs_is_its_own_error_not_a_signature():
-    feedback = review_component(FeedForwardWithGELUClass)
+    feedback = review_component(learner.FeedForwardWithGELUClass)
     assert feedback.codes == ("build_failed", "your_line"), feedback.text
     assert "gpt.GELU, nn.Linear(4 * d, d))" in feedback.text
 
 
 def test_location_follows_what_ran():
-    feedback = review_component(GPTReadsPositionsPostLN)
+    feedback = review_component(learner.GPTReadsPositionsPostLN)
     assert "pos_emb" not in feedback.text and "post_ln" in feedback.codes, feedback.text
 
-    feedback = review_component(GPTFinalNormFirst)
+    feedback = review_component(learner.GPTFinalNormFirst)
     assert feedback.codes[0] == "input_from", feedback.text
     assert "final_norm receives what the chapter gives to trf_blocks: check the order of the " \
            "calls in the forward of GPTModel" in feedback.text
 
 
 def test_one_block_repeated_is_named_shared():
-    feedback = review_component(GPTRepeatedBlock)
+    feedback = review_component(learner.GPTRepeatedBlock)
     assert feedback.codes == ("shared_module",), feedback.text
     assert "trf_blocks.0, trf_blocks.1 are one and the same module object" in feedback.text
 
 
 def test_two_mistakes_at_once_are_named_as_such():
-    feedback = review_component(layer_norm(ln_two_mistakes))
+    feedback = review_component(layer_norm(learner.ln_two_mistakes))
     assert feedback.codes == ("two_mistakes", "ln_unbiased", "ln_eps_outside"), feedback.text
     assert "LayerNorm makes two mistakes at once:\n  - (1) LayerNorm: it uses" in feedback.text
 
 
 def test_a_missing_parameter_gets_no_generic_line():
-    feedback = review_component(LayerNormWithoutShift)
+    feedback = review_component(learner.LayerNormWithoutShift)
     assert feedback.codes == ("missing_param",), feedback.text
 
 
 def test_chinese_lists_and_locations_use_chinese_punctuation():
     try:
         checker.set_language("zh")
-        shared = review_component(GPTRepeatedBlock).text
-        inside = review_component(with_parts("GPTModel", LayerNorm=layer_norm(ln_unbiased))).text
+        shared = review_component(learner.GPTRepeatedBlock).text
+        inside = review_component(with_parts("GPTModel", LayerNorm=layer_norm(learner.ln_unbiased))).text
     finally:
         checker.set_language("en")
     assert "trf_blocks.0、trf_blocks.1 是同一个模块对象" in shared
@@ -503,25 +420,25 @@ def test_the_gelu_formula_is_the_chapter_s():
 
 
 @pytest.mark.parametrize("yours, codes, words", [
-    (AttentionBiasFalse, ("qkv_bias_ignored",), "it has no W_query.bias, W_key.bias, W_value.bias"),
-    (AttentionMaskAttribute, ("not_buffer",), "mask is a plain tensor attribute"),
-    (generate_overwrites_prompt, ("changes_idx",), "changes the caller's idx in place"),
-    (GPTModuleListStale, ("input_from", "probe_position"),
+    (learner.AttentionBiasFalse, ("qkv_bias_ignored",), "it has no W_query.bias, W_key.bias, W_value.bias"),
+    (learner.AttentionMaskAttribute, ("not_buffer",), "mask is a plain tensor attribute"),
+    (learner.generate_overwrites_prompt, ("changes_idx",), "changes the caller's idx in place"),
+    (learner.GPTModuleListStale, ("input_from", "probe_position"),
      "trf_blocks.1.norm1 receives what the chapter gives to trf_blocks"),
-    (AttentionMaskTooSmall, ("raised", "your_line", "right_elsewhere"),
+    (learner.AttentionMaskTooSmall, ("raised", "your_line", "right_elsewhere"),
      "on the check's other inputs (shape (2, 8, 12)) it computes what the chapter's computes"),
-    (generate_batch_of_one, ("raised", "your_line", "right_elsewhere"), "shape (1, 4)"),
-    (LayerNormSubInPlace, ("changes_input",), "LayerNorm: it changes its input in place"),
-    (GELUMulInPlace, ("changes_input",), "GELU: it changes its input in place"),
-    (BlockAddsInPlace, ("changes_input",), "TransformerBlock: it changes its input in place"),
-    (AttentionDropoutFixedRate, ("dropout_rate",), "drops with rate 0.1; the chapter's drops with 0.25"),
-    (generate_samples_unseeded, ("random_ids",), "it draws random numbers"),
-    (LayerNormPlainTensors, ("not_parameter",), "scale is a plain tensor, not an nn.Parameter"),
-    (LayerNormEps1e12, ("ln_eps_value",), "eps is 1e-12"),
-    (BlockNoNorm1Raises, ("raised", "your_line", "never_called", "input_from"),
+    (learner.generate_batch_of_one, ("raised", "your_line", "right_elsewhere"), "shape (1, 4)"),
+    (learner.LayerNormSubInPlace, ("changes_input",), "LayerNorm: it changes its input in place"),
+    (learner.GELUMulInPlace, ("changes_input",), "GELU: it changes its input in place"),
+    (learner.BlockAddsInPlace, ("changes_input",), "TransformerBlock: it changes its input in place"),
+    (learner.AttentionDropoutFixedRate, ("dropout_rate",), "drops with rate 0.1; the chapter's drops with 0.25"),
+    (learner.generate_samples_unseeded, ("random_ids",), "it draws random numbers"),
+    (learner.LayerNormPlainTensors, ("not_parameter",), "scale is a plain tensor, not an nn.Parameter"),
+    (learner.LayerNormEps1e12, ("ln_eps_value",), "eps is 1e-12"),
+    (learner.BlockNoNorm1Raises, ("raised", "your_line", "never_called", "input_from"),
      "norm1 is never called"),
-    (generate_no_crop, ("raised", "your_line", "no_crop"), "in generate_no_crop: logits = model(idx)"),
-    (AttentionScaledAfterSoftmax, ("input_differs", "probe_nan"), "its output is NaN from position 0"),
+    (learner.generate_no_crop, ("raised", "your_line", "no_crop"), "in generate_no_crop: logits = model(idx)"),
+    (learner.AttentionScaledAfterSoftmax, ("input_differs", "probe_nan"), "its output is NaN from position 0"),
 ])
 def test_round_3_wrong_code_gets_its_cause_or_what_was_seen(yours, codes, words):
     feedback = review_component(yours)
@@ -529,16 +446,17 @@ def test_round_3_wrong_code_gets_its_cause_or_what_was_seen(yours, codes, words)
 
 
 def test_no_line_of_the_course_s_own_modules_is_called_the_learner_s():
-    text = review_component(generate_no_crop).text
+    text = review_component(learner.generate_no_crop).text
     assert "check_num_tokens" not in text and "line 85" not in text
 
 
 def test_a_forward_that_raised_is_not_told_it_skips_what_it_never_reached():
-    text = review_component(BlockNoNorm1Raises).text
+    text = review_component(learner.BlockNoNorm1Raises).text
     assert "norm2 is never called" not in text and "ff is never called" not in text
 
 
-@pytest.mark.parametrize("yours", [AttentionTorchDropout, AttentionHeadLoopImportedDropout])
+@pytest.mark.parametrize("yours", [learner.AttentionTorchDropout,
+                                   learner.AttentionHeadLoopImportedDropout])
 def test_dropout_through_torch_dropout_or_an_imported_dropout_is_compared(yours):
     assert review_component(yours).passed
     class MultiHeadAttention(yours):
@@ -557,5 +475,5 @@ def test_compare_models_passes_the_exact_gelu_with_a_note_and_checks_training_mo
     feedback = review_models(exact, reference)
     assert feedback.passed and feedback.codes == ("correct_component", "gelu_erf"), feedback.text
     assert 'approximate="tanh"' in feedback.text and torch.equal(torch.get_rng_state(), rng)
-    assert review_models(GPTDropsLate(SMALL), reference).codes == ("dropout_elsewhere",)
+    assert review_models(learner.GPTDropsLate(SMALL), reference).codes == ("dropout_elsewhere",)
     assert reference.training  # built in training mode, and left so

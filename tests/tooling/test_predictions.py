@@ -55,6 +55,7 @@ def test_hiding_then_showing_gives_back_the_run_cell():
         reference(hidden)
 
 
+@pytest.mark.slow  # a notebook kernel under nbval, in a subprocess; .ci/run runs it
 def test_strict_nbval_fails_on_a_wrong_hidden_answer(tmp_path):
     nbformat.write(notebook_with_answer("[3, 7]", "[3, 7]"), tmp_path / "right.ipynb")
     nbformat.write(notebook_with_answer("[3, 7]", "[7, 3]"), tmp_path / "wrong.ipynb")

@@ -29,14 +29,13 @@ def whole_number(low, high):
 
     def parse(text):
         try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:
-            shown = text if len(text) <= 24 else text[:21] + "..."
-            raise argparse.ArgumentTypeError(
-                f"must be a whole number from {low:,} to {high:,}, got {shown!r}")
-        return value
+            if low <= int(text) <= high:
+                return int(text)
+        except ValueError:  # not a number, or too many digits for int()
+            pass
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from {low:,} to {high:,}, got {shown!r}")
 
     return parse
 

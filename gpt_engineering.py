@@ -1,14 +1,13 @@
 """The engineering under gpt.py that chapter 4 does not teach, explained in the appendix notebook.
 
-- `get_tokenizer`: GPT-2's tokenizer built offline from the two BPE files shipped in
-  data/gpt2-bpe/, each checked against the SHA-256 sum of OpenAI's original at every load
-  (the book calls `tiktoken.get_encoding("gpt2")`, which downloads them).
+- `get_tokenizer` (gpt.py hands it on as gpt.get_tokenizer): GPT-2's tokenizer built offline
+  from the two BPE files shipped in data/gpt2-bpe/, each checked against the SHA-256 sum of
+  OpenAI's original at every load (the book calls `tiktoken.get_encoding("gpt2")`, which
+  downloads them).
 - The guards that the chapter's code calls in one line each: `check_config` and
   `check_num_tokens` in `GPTModel` (notebook 06), `check_generation_args` in
   `generate_text_simple` (notebook 07). They read a config, a shape or the arguments of one
   call, never the values of a tensor inside the forward pass.
-
-gpt.py imports `get_tokenizer` and the three guards from here.
 """
 
 import hashlib
@@ -32,8 +31,6 @@ GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|
 
 def read_checked(path, sha256):
     """The bytes of `path`, after checking that they have the expected SHA-256 sum."""
-    if not path.is_file():
-        raise FileNotFoundError(f"GPT-2 tokenizer file not found: {path}")
     data = path.read_bytes()
     if hashlib.sha256(data).hexdigest() != sha256:
         raise ValueError(f"{path} is damaged or edited: its SHA-256 sum is not the official one")

@@ -22,6 +22,7 @@ from matplotlib.path import Path as ArrowPath
 ROW, BOX_H, RADIUS, TITLE_H = 0.62, 0.44, 0.15, 0.45
 PATH_COLOR, SHORTCUT_COLOR, SHAPE_COLOR = "0.3", "tab:orange", "0.35"
 BOX_COLOR, INPUT_COLOR, HIGHLIGHT_COLOR = "#dbe9f6", "0.92", "#fdd9b5"
+ROUNDED = "round,pad=0,rounding_size=0.06"  # the corners of every box
 
 
 def canvas(width, height, title):
@@ -43,13 +44,8 @@ def add_legend(ax, entries):
 
 def draw_box(ax, x, y, half_width, label, shape, color=BOX_COLOR, **label_style):
     """A rounded box centred at (x, y): a label above a shape, e.g. "[2, 4, 768]"."""
-    corner = (x - half_width, y - BOX_H / 2)
-    style = "round,pad=0,rounding_size=0.06"
-    ax.add_patch(
-        FancyBboxPatch(
-            corner, 2 * half_width, BOX_H, boxstyle=style, facecolor=color, edgecolor=PATH_COLOR
-        )
-    )
+    ax.add_patch(FancyBboxPatch((x - half_width, y - BOX_H / 2), 2 * half_width, BOX_H,
+                                boxstyle=ROUNDED, facecolor=color, edgecolor=PATH_COLOR))
     label_style = {"fontsize": 9, **label_style}  # e.g. family="monospace" for code
     ax.text(x, y + 0.08, label, ha="center", va="center", **label_style)
     ax.text(x, y - 0.11, shape, ha="center", va="center", fontsize=8, color=SHAPE_COLOR)
@@ -85,7 +81,7 @@ class Step:
     shape: list  # the shape of the step's output
     inputs: list  # names of the steps whose outputs it reads
     scope: str = ""  # the opened-up submodule it runs inside (see trace_steps), or ""
-    targets: list = field(default_factory=list)  # the submodule(s) it calls
+    calls: list = field(default_factory=list)  # the submodule(s) it calls
 
 
 def describe(module):
@@ -98,83 +94,55 @@ def describe(module):
     return " → ".join(kinds)
 
 
-def record_calls(module, example_input, expand=()):
-    """Run `module` on `example_input` and list, in order, what its forward pass calls.
-
-    Each submodule is one ("call", path, args, output) event, except those in `expand`, the
-    ones above them and lists of modules, whose children are recorded instead; an opened-up
-    submodule also gives an ("enter", path, args) and an ("exit", path, output) event. Returns
-    the events, the input the module ran on (a floating-point one made to require gradients, so
-    that autograd links every later tensor to it) and the output.
-    """
-    opened = {""} | {".".join(path.split(".")[:n]) for path in expand
-                     for n in range(1, path.count(".") + 2)}
-    for path, sub in module.named_modules():  # parents first
-        if path.rpartition(".")[0] in opened and isinstance(sub, CONTAINERS):
-            opened.add(path)  # a ModuleList has no forward: its children are called
-    events, hooks = [], []
-    for path, sub in module.named_modules():
-        if path in expand:
-            hooks.append(sub.register_forward_pre_hook(
-                lambda _, args, path=path: events.append(("enter", path, args))))
-            hooks.append(sub.register_forward_hook(
-                lambda _, args, out, path=path: events.append(("exit", path, out))))
-        elif path not in opened and path.rpartition(".")[0] in opened:
-            hooks.append(sub.register_forward_hook(
-                lambda _, args, out, path=path: events.append(("call", path, args, out))))
-    x = example_input.detach()
-    if x.is_floating_point():
-        x.requires_grad_()
-    try:
-        # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            output = module(x)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return events, x, output
-
-
-def _made_in_forward(tensor):
-    """The label of a tensor that forward makes from no input: "positions 0..n-1" for
-    torch.arange(n) (on the meta device, whose tensors have no values, any 1-D tensor)."""
-    n = len(tensor) if tensor.dim() == 1 else 0
-    if n and (tensor.is_meta or torch.equal(tensor.cpu(), torch.arange(n))):
-        return f"positions 0..{n - 1}"
-    return "made in forward"
+def _next_sibling(module, path, after):
+    """Whether submodule `path` follows submodule `after` in their list and is of its class,
+    e.g. trf_blocks.2 after trf_blocks.1."""
+    parent, _, index = after.rpartition(".")
+    return (index.isdigit() and path == f"{parent}.{int(index) + 1}"
+            and type(module.get_submodule(path)) is type(module.get_submodule(after)))
 
 
 def trace_steps(module, example_input, expand=()):
     """The data path of `module.forward` with each step's output shape.
 
     Forward hooks record each submodule call of a real run on `example_input` as one step,
-    except for the submodules listed in `expand` (paths such as "trf_blocks.0"), whose own
-    calls are recorded instead. The autograd graph of that run says which earlier steps each
-    input was computed from, and where two of them were added ("+"). The positions forward makes
-    with `torch.arange(n)` are a second input ("positions 0..n-1": they read only the input's
+    except for the submodules listed in `expand` (paths such as "trf_blocks.0"), the ones above
+    them and lists of modules, whose own calls are recorded instead. The autograd graph of that
+    run (the input is made to require gradients) says which earlier steps each input was
+    computed from, and where two of them were added ("+"). The positions forward makes with
+    `torch.arange(n)` are a second input ("positions 0..n-1": they read only the input's
     length). A run of like siblings, each reading the one before (trf_blocks.1, trf_blocks.2,
     ...), is one step.
     """
-    events, x, output = record_calls(module, example_input, tuple(expand))
+    x = example_input.detach()
+    if x.is_floating_point():
+        x.requires_grad_()
     first_arg = next(iter(inspect.signature(module.forward).parameters))
     steps = [Step(first_arg, f"{first_arg} (input)", list(x.shape), [])]
-    made_by = {id(x): first_arg}  # id of a tensor, or an autograd node -> the step that made it
+    # A tensor or an autograd node -> the step that made it; the keys keep the tensors alive.
+    made_by = {x: first_arg}
     scopes = [""]  # the opened-up submodules running, innermost last
     seen = {}  # how often each step name was given
 
-    def new_step(name, label, shape, inputs, targets=()):
+    def new_step(name, label, shape, inputs, calls=()):
         seen[name] = seen.get(name, -1) + 1  # a second call of drop_shortcut: drop_shortcut_1
         name = f"{name}_{seen[name]}" if seen[name] else name
-        steps.append(Step(name, label, list(shape), inputs, scopes[-1], list(targets)))
+        steps.append(Step(name, label, list(shape), inputs, scopes[-1], list(calls)))
         return name
 
+    def read(tensors):
+        """Names of the steps that the tensors among `tensors` are, or were computed from."""
+        return list(dict.fromkeys(name for tensor in tensors if isinstance(tensor, torch.Tensor)
+                                  for name in sources(tensor)))
+
     def sources(tensor):
-        """Names of the steps that `tensor` is, or was computed from."""
-        if id(tensor) in made_by:
-            return [made_by[id(tensor)]]
-        if tensor.grad_fn is None:  # made in forward from no tensor we know: the positions
-            made_by[id(tensor)] = new_step("positions", _made_in_forward(tensor), tensor.shape, [])
-            return [made_by[id(tensor)]]
+        if tensor not in made_by and tensor.grad_fn is None:  # made in forward from no step
+            n = len(tensor) if tensor.dim() == 1 else 0  # the meta device has no values to check
+            arange = n and (tensor.is_meta or torch.equal(tensor.cpu(), torch.arange(n)))
+            label = f"positions 0..{n - 1}" if arange else "made in forward"
+            made_by[tensor] = new_step("positions", label, tensor.shape, [])
+        if tensor in made_by:
+            return [made_by[tensor]]
         return from_node(tensor.grad_fn, tensor.shape)
 
     def from_node(node, shape=None):
@@ -184,7 +152,7 @@ def trace_steps(module, example_input, expand=()):
             return [made_by[node]]
         variable = getattr(node, "variable", None)  # a tensor autograd starts from
         if variable is not None:
-            return [made_by[id(variable)]] if id(variable) in made_by else []  # else a weight
+            return [made_by[variable]] if variable in made_by else []  # else a weight
         inputs = list(dict.fromkeys(name for parent, _ in node.next_functions
                                     for name in from_node(parent)))
         if node.name() != "AddBackward0":
@@ -194,61 +162,51 @@ def trace_steps(module, example_input, expand=()):
         made_by[node] = new_step("add", "+", shape, inputs)
         return [made_by[node]]
 
-    for kind, path, *tensors in events:
-        if kind == "enter":  # what it reads was made before it started
-            for arg in tensors[0]:
-                if isinstance(arg, torch.Tensor):
-                    sources(arg)
-            scopes.append(path)
-        elif kind == "exit":  # its output may be an addition made inside it
-            sources(tensors[0])
-            scopes.pop()
+    def enter(path, args):  # what an opened-up submodule reads was made before it started
+        read(args)
+        scopes.append(path)
+
+    def leave(out):  # its output may be an addition made inside it
+        read([out])
+        scopes.pop()
+
+    def call(path, args, out):
+        inputs, last = read(args), steps[-1]
+        if inputs == [last.name] and last.calls and _next_sibling(module, path, last.calls[-1]):
+            last.calls.append(path)  # e.g. trf_blocks.1–11, drawn as one box
+            last.shape = list(out.shape)
+            shown = last.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
+            kind = type(module.get_submodule(path)).__name__
+            last.label = f"{shown}–{path.rpartition('.')[2]}: {len(last.calls)} × {kind}"
         else:
-            args, out = tensors
-            inputs = list(dict.fromkeys(name for arg in args if isinstance(arg, torch.Tensor)
-                                        for name in sources(arg)))
-            if _continues_run(steps[-1], path, inputs, module):
-                _extend_run(steps[-1], path, out, module)
-            else:
-                shown = path.removeprefix(f"{scopes[-1]}.")
-                label = f"{shown}: {describe(module.get_submodule(path))}"
-                new_step(path, label, out.shape, inputs, [path])
-            made_by[id(out)] = steps[-1].name
-            if out.grad_fn is not None:
-                made_by[out.grad_fn] = steps[-1].name
-    sources(output)  # e.g. a block's last addition
+            shown = path.removeprefix(f"{scopes[-1]}.")
+            new_step(path, f"{shown}: {describe(module.get_submodule(path))}", out.shape,
+                     inputs, [path])
+        made_by[out] = steps[-1].name
+        if out.grad_fn is not None:
+            made_by[out.grad_fn] = steps[-1].name
+
+    opened = {""} | {".".join(path.split(".")[:n]) for path in expand
+                     for n in range(1, path.count(".") + 2)}
+    hooks = []
+    for path, sub in module.named_modules():  # parents first
+        if path.rpartition(".")[0] in opened and isinstance(sub, CONTAINERS):
+            opened.add(path)  # a ModuleList has no forward: its children are called
+        if path in expand:
+            hooks.append(sub.register_forward_pre_hook(
+                lambda _, args, path=path: enter(path, args)))
+            hooks.append(sub.register_forward_hook(lambda _, args, out: leave(out)))
+        elif path not in opened and path.rpartition(".")[0] in opened:
+            hooks.append(sub.register_forward_hook(
+                lambda _, args, out, path=path: call(path, args, out)))
+    try:
+        # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            read([module(x)])  # e.g. a block's last addition
+    finally:
+        for hook in hooks:
+            hook.remove()
     return steps
-
-
-def _continues_run(step, path, inputs, module):
-    """Whether calling submodule `path` on `inputs` continues the run of siblings of `step`.
-
-    E.g. trf_blocks.2 after trf_blocks.1, on its output: such a run is drawn as one box.
-    """
-    if inputs != [step.name] or not step.targets:
-        return False
-    parent, _, index = step.targets[-1].rpartition(".")
-    kinds = {type(module.get_submodule(target)) for target in (step.targets[-1], path)}
-    return index.isdigit() and path == f"{parent}.{int(index) + 1}" and len(kinds) == 1
-
-
-def _extend_run(step, path, out, module):
-    """Add the call of submodule `path` to the run of submodules that `step` stands for."""
-    step.targets.append(path)
-    step.shape = list(out.shape)
-    shown = step.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
-    kind = type(module.get_submodule(path)).__name__
-    step.label = f"{shown}–{path.rpartition('.')[2]}: {len(step.targets)} × {kind}"
-
-
-def _layout(steps):
-    """Row of each step (one below the deepest step it reads), and the shortcut edges."""
-    depth = {}
-    for step in steps:
-        depth[step.name] = 1 + max((depth[name] for name in step.inputs), default=-1)
-    edges = [(source, step.name) for step in steps for source in step.inputs]
-    shortcuts = {(a, b) for a, b in edges if depth[b] - depth[a] > 1}
-    return depth, edges, shortcuts
 
 
 def draw_module(module, example_input, title, expand=()):
@@ -259,7 +217,11 @@ def draw_module(module, example_input, title, expand=()):
     up, framed. Returns the figure; end the cell with `plt.show()`.
     """
     steps = trace_steps(module, example_input, expand)
-    depth, edges, shortcuts = _layout(steps)
+    depth = {}  # the row of each step: one below the deepest step it reads
+    for step in steps:
+        depth[step.name] = 1 + max((depth[name] for name in step.inputs), default=-1)
+    edges = [(source, step.name) for step in steps for source in step.inputs]
+    shortcuts = {(a, b) for a, b in edges if depth[b] - depth[a] > 1}
     width, span = 5.0, 3.3  # the boxes of a row share `span` inches
     n_rows = max(depth.values()) + 1
     fig, ax = canvas(width, n_rows * ROW + (0.45 if shortcuts else 0.0), title)
@@ -518,10 +480,8 @@ def draw_greedy_candidates(step_probas, chosen, tokenizer, first_position=0, top
         ids = top.indices.tolist()
         labels = [repr(tokenizer.decode([i])) for i in ids]
         colors = [SHORTCUT_COLOR if i == int(chosen[step]) else "tab:blue" for i in ids]
-        bars = ax.barh(range(top_k), (top.values * 1e4).tolist(), color=colors,
-                       tick_label=labels)
-        for bar in bars:
-            bar.set_gid("candidate bar")
+        ax.barh(range(top_k), (top.values * 1e4).tolist(), color=colors, tick_label=labels,
+                gid="candidate bar")
         ax.axvline(1e4 / vocab_size, color="black", linestyle="--", linewidth=1)
         ax.invert_yaxis()  # the most likely candidate on top
         ax.set_title(f"step {step + 1}, position {first_position + step}: "
@@ -567,8 +527,8 @@ def draw_roadmap(current):
         x, y = 0.1 + i * (box_w + gap), -0.05
         is_current = number == current
         face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if done else "0.95"
-        ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, facecolor=face, gid="step",
-                                    boxstyle="round,pad=0,rounding_size=0.06",
+        ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, boxstyle=ROUNDED, gid="step",
+                                    facecolor=face,
                                     edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR,
                                     linewidth=2 if is_current else 1))
         text_color = "black" if done else SHAPE_COLOR
@@ -639,12 +599,6 @@ def head_split_steps(attention, x):
             ("transpose(1, 2)", split.transpose(1, 2))]
 
 
-def _head_blocks(positions, d_out, head_dim):
-    """(token, head) of each block of `head_dim` entries of sequence 0's `positions`."""
-    first = positions.reshape(-1, head_dim)[:, 0].tolist()
-    return [(p // d_out, p % d_out // head_dim) for p in first]
-
-
 def _caption(cells):
     """("token", t) when all `cells` of a row belong to token t, else ("head", h) of the first."""
     return ("token", cells[0][0]) if len({t for t, _ in cells}) == 1 else ("head", cells[0][1])
@@ -665,7 +619,9 @@ def draw_head_split(attention, x):
     panels = []  # (heading, rows of (token, head) cells)
     for i, (call, tensor) in enumerate(steps):
         first = tensor[0].reshape(tensor.shape[1], -1)  # sequence 0: one row per index of axis 1
-        rows = [_head_blocks(row, d_out, head_dim) for row in first]
+        # A cell per block of head_dim entries: the (token, head) of its first entry's position.
+        rows = [[(p // d_out, p % d_out // head_dim) for p in row[::head_dim].tolist()]
+                for row in first]
         axis = f"rows: {_caption(rows[0])[0]}s"
         panels.append((f"{'.' if i else ''}{call}: {list(tensor.shape)}    {axis}", rows))
     heights = [0.6 + len(rows) * row_h for _, rows in panels]

@@ -12,10 +12,10 @@ tests/bonus/test_modern_hf.py), hence `python -m` from the repository's folder. 
 2. an id outside the vocabulary stops the model with a device-side assert (notebook 06), run in
    a process of its own, because the assert leaves the CUDA context unusable;
 3. torch.compile with inductor compiles every model of tests/chapter/test_compile.py, same logits;
-4. bonus/gpt2_to_llama_qwen/modern_hf.py's conversion of Hugging Face's bfloat16 Llama and Qwen3 models matches
-   their logits and greedy ids (tests/bonus/test_modern_hf.py's models and tolerances);
-5. bonus/watch_it_learn/train.py trains notebook 07's model there, with the CPU's losses (dropout off, so both
-   draw the same numbers) and the tokens per second of notebook 07's run;
+4. bonus/gpt2_to_llama_qwen/modern_hf.py's conversion of Hugging Face's bfloat16 Llama and Qwen3
+   models matches their logits and greedy ids (tests/bonus/test_modern_hf.py's models, tolerances);
+5. bonus/watch_it_learn/train.py trains notebook 07's model there, with the CPU's losses (dropout
+   off, so both draw the same numbers) and the tokens per second of notebook 07's run;
 6. greedy decoding: generate_fast, Hugging Face's generate and the chapter's loop give the same
    ids; their tokens per second, generate_fast the fastest.
 """

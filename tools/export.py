@@ -42,25 +42,18 @@ if __name__ == "__main__":
 
 def export_cells(notebook_path):
     """Source of each export cell in one notebook, marker removed."""
-    notebook = nbformat.read(notebook_path, as_version=4)
-    sources = []
-    for cell in notebook.cells:
-        lines = cell.source.splitlines()
-        if cell.cell_type == "code" and lines and lines[0].strip() == MARKER:
-            sources.append("\n".join(lines[1:]).strip("\n"))
-    return sources
+    cells = nbformat.read(notebook_path, as_version=4).cells
+    return [cell.source.partition("\n")[2].strip("\n") for cell in cells
+            if cell.cell_type == "code" and cell.source.partition("\n")[0].strip() == MARKER]
 
 
 def split_imports(source):
     """(top-level import statements, the rest of the source); comments on imports dropped."""
-    lines = source.splitlines()
-    imports = []
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(node)
-            for i in range(node.lineno - 1, node.end_lineno):
-                lines[i] = None
-    return imports, "\n".join(line for line in lines if line is not None).strip("\n")
+    imports = [node for node in ast.parse(source).body
+               if isinstance(node, (ast.Import, ast.ImportFrom))]
+    dropped = {i for node in imports for i in range(node.lineno - 1, node.end_lineno)}
+    rest = [line for i, line in enumerate(source.splitlines()) if i not in dropped]
+    return imports, "\n".join(rest).strip("\n")
 
 
 def import_block(imports):
@@ -105,10 +98,10 @@ def render_module(notebook_dir=NOTEBOOKS):
     return HEADER + "\n" + top + "\n\n\n".join(blocks) + "\n\n" + FOOTER
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare, do not write")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     expected = render_module()
     if not args.check:
         MODULE.write_text(expected)

@@ -1,10 +1,10 @@
 """'Predict, then run' cells: their answers stay hidden in the committed notebooks, yet are checked.
 
 A code cell tagged `predict` settles a question that the learner answers before running it. After
-a clean run, `hide_predictions` moves such a cell's outputs into its metadata (`expected_outputs`) and leaves
-the cell unrun, so JupyterLab shows no answer until the learner runs it. As a pytest plugin
-(conftest.py loads it), this module hands nbval those outputs as the cell's reference, so strict
-nbval compares every answer like any other output.
+a clean run, `hide_predictions` moves such a cell's outputs into its metadata (`expected_outputs`)
+and leaves the cell unrun, so JupyterLab shows no answer until the learner runs it. As a pytest
+plugin (conftest.py loads it), this module hands nbval those outputs as the cell's reference, so
+strict nbval compares every answer like any other output.
 """
 
 import copy

@@ -17,9 +17,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from predictions import hide_predictions  # tools/predictions.py, beside this script
-
-ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
+from setup_cell import notebooks  # tools/setup_cell.py: every notebook of the course
 
 
 def merge_streams(cell):
@@ -57,9 +55,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")
     args = parser.parse_args()
-    paths = args.paths or sorted(p for f in FOLDERS for p in (ROOT / f).rglob("*.ipynb")
-                                  if ".ipynb_checkpoints" not in p.parts)
-    for path in paths:
+    for path in args.paths or notebooks():
         if not path.is_file():
             sys.exit(f"no such notebook: {path}")
         start = time.perf_counter()

@@ -8,9 +8,9 @@ per cell with words: markdown; the setup cell; in CODE_FOLDERS code, whose comme
 only are translated. `update` makes a new cell's entry empty (or takes the same English's
 translation from any catalog), a changed cell's fuzzy, a removed cell's obsolete; regenerates zh/
 and glossary.tbx; re-executes a notebook with the language switch when its code, the English
-outputs or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report untranslated or
-fuzzy entries, lost formulas, links, code spans, numbers, headings or code, style breaches, and
-files unlike what `update` writes."""
+outputs or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report
+untranslated or fuzzy entries, lost formulas, links, code spans, numbers, headings or code, style
+breaches, and files unlike what `update` writes."""
 
 import argparse
 import ast
@@ -62,6 +62,8 @@ CHECKER = Path("checker")  # the checks' code and texts: the feedback the notebo
 MESSAGES_EN, MESSAGES_ZH = CHECKER / "messages.py", CHECKER / "messages_zh.mo"
 MESSAGES_PO = LOCALE / "checker" / "messages.po"
 MESSAGE_NOTE = "a check's message: keep each {placeholder}, identifier and code as it is"
+# What the audits report, each a list of problems.
+FINDINGS = ("generated", "run", "untranslated", "changed", "text", "style")
 
 
 # The parts of a markdown text that a translation must carry over unchanged.
@@ -85,7 +87,8 @@ STYLE = {r"\bet al\.": "et al.: cite as Xiong 等人（2020，“…”）",
          "附加内容": "bonus: 拓展"}
 QUOTED = re.compile(r'"[^"\n]*"')  # ASCII double quotes, paired left to right on a line
 # Markdown italics (*text* or _text_, not **bold**) around Chinese: rendered as slanted fake glyphs.
-ITALIC = re.compile(r"(?<!\*)\*(?![*\s])[^*\n]+?(?<![*\s])\*(?!\*)|(?<![A-Za-z0-9])_[^_\n]+?_(?![A-Za-z0-9])")
+ITALIC = re.compile(r"(?<!\*)\*(?![*\s])[^*\n]+?(?<![*\s])\*(?!\*)"
+                    r"|(?<![A-Za-z0-9])_[^_\n]+?_(?![A-Za-z0-9])")
 URL = re.compile(r"<?https?://[^\s>)]+>?")
 TBX = ('<?xml version="1.0" encoding="UTF-8"?>\n<martif type="TBX" xml:lang="en">\n<martifHeader>'
        "<fileDesc><sourceDesc><p>Generated from GLOSSARY.zh.md by tools/zh_sync.py</p></sourceDesc>"
@@ -105,21 +108,26 @@ def placeholders(text):
     return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
-def updated_entry(entries, key, text):
-    """The catalog entry for `key` with `text` as its English: fuzzy if that text changed."""
-    entry = copy.deepcopy(entries.get(key)) or polib.POEntry(msgctxt=key, msgid="")
-    entry.obsolete = False
-    if entry.msgid != text:
-        if entry.msgstr and not entry.fuzzy:
-            entry.previous_msgid = entry.msgid
-        entry.fuzzy = bool(entry.msgstr)
-        entry.msgid = text
-    return entry
-
-
-def with_obsolete_and_date(result, catalog, keys):
-    """`result` plus the translated entries of `catalog` whose key is gone (obsolete), with the
-    header, and a new revision date if an entry changed."""
+def synced_catalog(catalog, header, items, pool):
+    """`catalog` with one entry per (key, English, note, occurrence) of `items`, in their order: a
+    new key's entry empty, or translated as `pool` ({English: Chinese}) translates its English; a
+    changed English makes the entry fuzzy; the translated entries of gone keys become obsolete; a
+    new revision date if an entry changed."""
+    entries, result = {e.msgctxt: e for e in catalog}, polib.POFile(wrapwidth=0)
+    result.header = header
+    for key, text, note, occurrence in items:
+        entry = copy.deepcopy(entries.get(key)) or polib.POEntry(msgctxt=key, msgid="")
+        entry.obsolete = False
+        if entry.msgid != text:
+            if entry.msgstr and not entry.fuzzy:
+                entry.previous_msgid = entry.msgid
+            entry.fuzzy = bool(entry.msgstr)
+            entry.msgid = text
+        if not entry.translated() and text in pool:  # translated elsewhere
+            entry.msgstr, entry.flags, entry.previous_msgid = pool[text], [], None
+        entry.comment, entry.occurrences = note, [occurrence]
+        result.append(entry)
+    keys = {key for key, *_ in items}
     for entry in catalog:
         if entry.msgctxt not in keys and entry.msgstr:  # keep a removed entry's translation
             gone = copy.deepcopy(entry)
@@ -151,7 +159,7 @@ def write_if_changed(text, path):
 
 def carried_parts(text):
     """The parts of a markdown text that a translation keeps, and what is left (the prose)."""
-    # A code block is carried over as it is, but for its comments, which a translation may translate.
+    # A code block is carried over as it is, but for its comments, which may be translated.
     parts = {"code block": [COMMENT.sub("", block) for block in FENCE.findall(text)]}
     prose = FENCE.sub(" ", text)
     parts["code span"] = CODE_SPAN.findall(prose)
@@ -378,34 +386,24 @@ class Course:
 
     def synced(self, catalog, english, en_file, pool):
         """The catalog with one entry per translatable cell of `english`, in its order."""
-        entries, result = {e.msgctxt: e for e in catalog}, polib.POFile(wrapwidth=0)
-        result.header = (f"Chinese translation of {self.name(en_file)}: one entry per cell, "
-                         "msgctxt = the cell id.\nKept by tools/zh_sync.py; see GLOSSARY.zh.md.")
+        header = (f"Chinese translation of {self.name(en_file)}: one entry per cell, msgctxt = "
+                  "the cell id.\nKept by tools/zh_sync.py; see GLOSSARY.zh.md.")
         cells = entry_cells(english, en_file.relative_to(self.root).parts[0])
-        for number, cell in cells:
-            entry = updated_entry(entries, cell.id, cell.source)
-            if not entry.translated() and cell.source in pool:  # translated elsewhere
-                entry.msgstr, entry.flags, entry.previous_msgid = pool[cell.source], [], None
-            entry.comment = CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE
-            entry.occurrences = [(self.name(en_file), str(number))]
-            result.append(entry)
-        return with_obsolete_and_date(result, catalog, {cell.id for _, cell in cells})
+        return synced_catalog(catalog, header, [
+            (cell.id, cell.source, CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE,
+             (self.name(en_file), str(number))) for number, cell in cells], pool)
 
     def messages_catalog(self):
         return load_po(self.root / MESSAGES_PO)
 
     def synced_messages(self, catalog):
         """The checks' catalog with one entry per message of checker/messages.py, in its order."""
-        english, result = english_messages(self.root / MESSAGES_EN), polib.POFile(wrapwidth=0)
-        result.header = ("Chinese translation of the checks' messages (checker/messages.py): one "
-                         "entry per message, msgctxt = its code.\nKept by tools/zh_sync.py, which "
-                         "compiles it into checker/messages_zh.mo; see GLOSSARY.zh.md.")
-        entries = {e.msgctxt: e for e in catalog}
-        for code, text in english.items():
-            entry = updated_entry(entries, code, text)
-            entry.comment, entry.occurrences = MESSAGE_NOTE, [(MESSAGES_EN.as_posix(), "")]
-            result.append(entry)
-        return with_obsolete_and_date(result, catalog, set(english))
+        header = ("Chinese translation of the checks' messages (checker/messages.py): one entry "
+                  "per message, msgctxt = its code.\nKept by tools/zh_sync.py, which compiles it "
+                  "into checker/messages_zh.mo; see GLOSSARY.zh.md.")
+        return synced_catalog(catalog, header, [
+            (code, text, MESSAGE_NOTE, (MESSAGES_EN.as_posix(), ""))
+            for code, text in english_messages(self.root / MESSAGES_EN).items()], {})
 
     def update_messages(self):
         """Sync the checks' catalog and compile it into checker/messages_zh.mo."""
@@ -421,7 +419,7 @@ class Course:
 
     def audit_messages(self):
         """What keeps the checks' Chinese messages from being complete and current."""
-        found = {kind: [] for kind in ("generated", "untranslated", "changed", "text")}
+        found = {kind: [] for kind in FINDINGS}
         if not (self.root / MESSAGES_EN).is_file():
             return found
         english, catalog = english_messages(self.root / MESSAGES_EN), self.messages_catalog()
@@ -513,8 +511,7 @@ class Course:
     def audit(self, en_file):
         """What keeps `en_file`'s Chinese notebook from being a complete, current translation:
         files out of step, cell ids untranslated or changed, lost formulas ..., the house style."""
-        found = {kind: [] for kind in ("generated", "run", "untranslated", "changed", "text",
-                                       "style")}
+        found = {kind: [] for kind in FINDINGS}
         zh_file, path = self.zh_path(en_file), self.catalog_path(en_file)
         if not zh_file.is_file() or not path.is_file():
             found["generated"].append(f"no {self.name(zh_file)} or no catalog {self.name(path)}: "
@@ -577,13 +574,13 @@ class Course:
             counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
                       len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
             notes = [f"{n} {what}" for n, what in zip(
-                (counts[1], counts[2], len(found["text"]), len(found.get("style", []))),
+                (counts[1], counts[2], len(found["text"]), len(found["style"])),
                 ("fuzzy", "untranslated", "translation problems", "style problems")) if n]
-            if found["generated"] or found.get("run"):
+            if found["generated"] or found["run"]:
                 notes.append("out of step: run `python tools/zh_sync.py`")
             print(f"{name:48} {counts[0]:3}/{sum(counts[:3]):<3} translated"
                   + ("; " + ", ".join(notes) if notes else ""))
-            print("".join(f"    {problem}\n" for problem in found["text"] + found.get("style", [])),
+            print("".join(f"    {problem}\n" for problem in found["text"] + found["style"]),
                   end="")
             totals = [t + c for t, c in zip(totals, counts)]
             complete = complete and not notes

@@ -13,13 +13,7 @@ import math
 import torch
 import torch.nn as nn
 
-from gpt import (
-    GPT_CONFIG_124M,
-    LayerNorm,
-    TransformerBlock,
-    check_config,
-    check_num_tokens,
-)
+from gpt import GPT_CONFIG_124M, LayerNorm, TransformerBlock, check_config, check_num_tokens
 
 
 class BlockNoNorm(TransformerBlock):  # NEW: gpt.TransformerBlock without its two LayerNorms

@@ -1,16 +1,15 @@
-"""The sweep behind bonus 08 and section 11 of bonus 09: each arm trained for one seed at one
-learning rate per run, its final held-out loss scored on every target of the held-out split.
+"""The sweep behind bonus 08 and section 11 of bonus 09: each run trains one arm for one seed at
+one learning rate (on one thread) and scores every held-out target. The results/ files' commands:
 
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 1 2 3 4 5 --workers 2 --out bonus/claims_tested/results/claims_epoch.json
     python bonus/claims_tested/claims_sweep.py --steps 1189 --seeds 6 7 8 9 10 --arms chapter no_norm relu post_ln post_ln_warmup gpt2_init embeddings_init tied_gpt2_init modern modern_gpt2_init --workers 2 --out bonus/claims_tested/results/claims_epoch_more.json
     python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --workers 2 --out bonus/claims_tested/results/claims_short.json
     python bonus/claims_tested/claims_sweep.py --lrs 1e-3 3e-3 1e-2 3e-2 --seeds 6 7 8 9 10 --arms chapter relu post_ln post_ln_warmup gpt2_init embeddings_init tied_gpt2_init modern modern_gpt2_init --workers 2 --out bonus/claims_tested/results/claims_short_more.json
     python bonus/claims_tested/claims_sweep.py --lrs 3e-4 1e-1 --seeds 1 2 3 4 5 6 7 8 9 10 --arms post_ln post_ln_warmup tied gpt2_init --workers 2 --out bonus/claims_tested/results/claims_edges.json
-
-Each file in results/ holds its exact command and each run its seconds (one thread per run).
 """
 
 import argparse
+import functools
 import json
 import math
 import sys
@@ -29,6 +28,8 @@ from bonus.watch_it_learn import train
 SHAPE = {"context_length": 32, "emb_dim": 64, "n_heads": 4, "n_layers": 4, "drop_rate": 0.0}
 DEEP_SHAPE = {**SHAPE, "emb_dim": 32, "n_layers": 8}
 RESULTS = Path(__file__).resolve().parent / "results"
+FILES = ("claims_epoch.json", "claims_epoch_more.json", "claims_short.json", "claims_short_more.json",
+         "claims_edges.json")
 BATCH_SIZE = 8
 EVAL_BATCHES = 8
 
@@ -94,7 +95,7 @@ def baseline_losses(train_ids, val_ids, vocab_size, prior=100):
 
 def configs(vocab_size):
     base = {**gpt.GPT_CONFIG_124M, "vocab_size": vocab_size, **SHAPE}
-    deep = {**gpt.GPT_CONFIG_124M, "vocab_size": vocab_size, **DEEP_SHAPE}
+    deep = {**base, **DEEP_SHAPE}
     # ModernGPT at the same width, heads, depth and context; as many key/value heads as query
     # heads; the SwiGLU width that brings its parameter count closest to GPTModel's.
     mod = {**modern.TINY_CONFIG, "vocab_size": vocab_size, "context_length": 32, "emb_dim": 64,
@@ -140,10 +141,6 @@ def run_one(arm, seed, lr, steps, data, eval_every=None, keep_model=False):
             **({"model": model} if keep_model else {})}
 
 
-FILES = ("claims_epoch.json", "claims_epoch_more.json", "claims_short.json", "claims_short_more.json",
-         "claims_edges.json")
-
-
 def load_results(names=FILES):
     """The stored runs of the results files, by (arm, seed, lr, steps); and each file's command."""
     runs, commands = {}, {}
@@ -154,28 +151,23 @@ def load_results(names=FILES):
     return runs, commands
 
 
-_DATA = None
+_load_data_once = functools.cache(load_data)  # per worker process
 
 
 def _run_in_worker(arm, seed, lr, steps):
-    global _DATA
-    if _DATA is None:
-        _DATA = load_data()
-    return run_one(arm, seed, lr, steps, _DATA, eval_every=max(steps // 6, 1))
+    return run_one(arm, seed, lr, steps, _load_data_once(), eval_every=max(steps // 6, 1))
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lrs", type=float, nargs="+", default=[3e-3])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--steps", type=int, default=120)
     parser.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
     parser.add_argument("--workers", type=int, default=1, help="processes, one thread each")
     parser.add_argument("--out", type=Path, required=True)
-    args = parser.parse_args(argv)
-    if args.steps < 1 or args.workers < 1:
-        parser.error("--steps and --workers must be at least 1")
-    return args
+    return parser.parse_args(argv)
 
 
 def jobs_of(args):
@@ -189,10 +181,9 @@ def main(argv=None):
     results = {"command": "python bonus/claims_tested/claims_sweep.py " + " ".join(argv),
                "torch": torch.__version__, "threads": 1, "batch_size": BATCH_SIZE,
                "eval_batches": EVAL_BATCHES, "comparisons": COMPARISONS, "runs": []}
-    jobs = jobs_of(args)
     start = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        for run in pool.map(_run_in_worker, *zip(*jobs)):  # in the jobs' order
+        for run in pool.map(_run_in_worker, *zip(*jobs_of(args))):  # in the jobs' order
             results["runs"].append(run)
             results["seconds"] = round(time.perf_counter() - start)
             args.out.write_text(json.dumps(results, indent=1) + "\n")

@@ -37,8 +37,6 @@ def sign_test_p(higher, n):
 def summarize(diffs):
     """Mean, 95% interval and sign test of paired differences (at least 2, at most 31)."""
     n = len(diffs)
-    if not 2 <= n <= len(T_95) + 1:
-        raise ValueError(f"need 2 to {len(T_95) + 1} paired differences, got {n}")
     mean = sum(diffs) / n
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
     half = T_95[n - 1] * sd / math.sqrt(n)
@@ -62,18 +60,23 @@ def verdict(summaries):
 def describe(s):
     """One setting's line: mean [interval], seeds, sign count and p (no digits for a
     difference above 100 nats: some run diverged, and its loss is rounding noise)."""
+    seeds = f"{s.n} seeds, higher on {s.higher} (sign test p {s.sign_p:.3f})"
     if abs(s.mean) > 100:
-        return (f"a run diverged (difference > 100), {s.n} seeds, "
-                f"higher on {s.higher} (sign test p {s.sign_p:.3f})")
-    return (f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {s.n} seeds, "
-            f"higher on {s.higher} (sign test p {s.sign_p:.3f})")
+        return f"a run diverged (difference > 100), {seeds}"
+    return f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {seeds}"
 
 
 def paired(stored, variant, base, lr, steps, key="val_loss"):
     """Variant minus baseline, seed by seed, over the seeds both have at this setting."""
-    seeds = sorted(seed for arm, seed, rate, length in stored
-                   if (arm, rate, length) == (variant, lr, steps) and (base, seed, lr, steps) in stored)
-    return [stored[variant, s, lr, steps][key] - stored[base, s, lr, steps][key] for s in seeds]
+    return _paired(stored, variant, lr, base, lr, steps, key)
+
+
+def _paired(stored, variant, variant_lr, base, base_lr, steps, key="val_loss"):
+    """Variant at variant_lr minus baseline at base_lr, seed by seed, over the seeds both have."""
+    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, variant_lr, steps)
+                   and (base, s, base_lr, steps) in stored)
+    return [stored[variant, s, variant_lr, steps][key] - stored[base, s, base_lr, steps][key]
+            for s in seeds]
 
 
 def mean_val_loss(stored, arm, lr, steps):
@@ -95,11 +98,7 @@ def best_rate(stored, arm, steps):
 def paired_at_best_rates(stored, variant, base, steps):
     """Variant at its best rate minus baseline at its best rate, seed by seed; and the two rates."""
     rates = best_rate(stored, variant, steps), best_rate(stored, base, steps)
-    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, rates[0], steps)
-                   and (base, s, rates[1], steps) in stored)
-    diffs = [stored[variant, s, rates[0], steps]["val_loss"] - stored[base, s, rates[1], steps]["val_loss"]
-             for s in seeds]
-    return diffs, rates
+    return _paired(stored, variant, rates[0], base, rates[1], steps), rates
 
 
 # The sweep's two phases (bonus/claims_tested/claims_sweep.py's docstring): one epoch at one rate,

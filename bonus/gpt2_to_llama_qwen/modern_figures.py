@@ -144,8 +144,8 @@ SHORTCUTS = [(3, 6), (7, 10)]  # (row the shortcut branches off above, row of it
 
 
 def draw_gpt2_vs_modern(gpt_model, modern_model):
-    """The chapter's GPTModel (left) and a bonus.gpt2_to_llama_qwen.modern ModernGPT (right), input to output, with
-    one transformer block opened up. Rows align what corresponds; on the right, what changed is
+    """The chapter's GPTModel (left) and a modern.py ModernGPT (right), input to output, with one
+    transformer block opened up. Rows align what corresponds; on the right, what changed is
     highlighted and what was dropped is a dashed outline. Returns the figure."""
     columns = [("GPT-2 (the chapter's GPTModel)", _gpt_rows(gpt_model), gpt_model),
                ("Llama 3 / Qwen3 (ModernGPT)", _modern_rows(modern_model), modern_model)]

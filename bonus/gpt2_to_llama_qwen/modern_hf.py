@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from bonus.gpt2_to_llama_qwen.modern import ModernGPT, rope_frequencies
+from bonus.hf_side_by_side.hf_interop import expand_name_map
 
 # transformers is imported inside the functions that use it: it takes seconds to import.
 
@@ -47,22 +48,18 @@ def config_from_hf(hf_config):
     if hf_config.model_type not in SUPPORTED:
         raise ValueError(f"expected a Llama or Qwen3 config, got model_type "
                          f"{hf_config.model_type!r}")
-    unsupported = [name for name, value in (
-        ("attention_bias", getattr(hf_config, "attention_bias", False)),
-        ("mlp_bias", getattr(hf_config, "mlp_bias", False)),
-        ("sliding_window", getattr(hf_config, "sliding_window", None)),
-        ("attention_dropout", getattr(hf_config, "attention_dropout", 0.0)),
-    ) if value] + ([] if hf_config.hidden_act == "silu" else ["hidden_act"])
+    unsupported = [name for name in ("attention_bias", "mlp_bias", "sliding_window",
+                                     "attention_dropout") if getattr(hf_config, name, None)]
+    if hf_config.hidden_act != "silu":
+        unsupported.append("hidden_act")
     if unsupported:
         raise ValueError(f"ModernGPT has no equivalent for these settings: {unsupported}")
     rope = dict(hf_config.rope_parameters)
-    if rope.get("rope_type", "default") not in ("default", "llama3"):
-        raise ValueError(f"rope_type {rope['rope_type']!r} is not supported (default, llama3)")
+    rope_type = rope.get("rope_type", "default")
+    if rope_type not in ("default", "llama3"):
+        raise ValueError(f"rope_type {rope_type!r} is not supported (default, llama3)")
     scaling = None
-    if rope.get("rope_type", "default") == "llama3":
-        missing = [key for key in LLAMA3_ROPE_KEYS.values() if key not in rope]
-        if missing:
-            raise ValueError(f"the llama3 rope_parameters lack {missing}")
+    if rope_type == "llama3":
         scaling = {ours: rope[theirs] for ours, theirs in LLAMA3_ROPE_KEYS.items()}
     heads = hf_config.num_attention_heads
     return {
@@ -86,14 +83,9 @@ def model_from_hf(hf_model):
     """A ModernGPT computing what `hf_model` (LlamaForCausalLM or Qwen3ForCausalLM) computes,
     in the same mode, sharing its tensors."""
     cfg = config_from_hf(hf_model.config)
-    hf_state = hf_model.state_dict()
-    ours = {}
-    for our_name, hf_name in NAME_MAP:
-        for i in range(cfg["n_layers"]) if "{i}" in our_name else [None]:
-            if hf_name.format(i=i) in hf_state:
-                ours[our_name.format(i=i)] = hf_state[hf_name.format(i=i)]
-    if cfg["tie_embeddings"]:
-        ours["out_head.weight"] = ours["tok_emb.weight"]
+    hf_state = hf_model.state_dict()  # lists a tied lm_head.weight too
+    ours = {name: hf_state[hf_name] for name, hf_name in expand_name_map(cfg["n_layers"], NAME_MAP)
+            if hf_name in hf_state}  # q_norm and k_norm: Qwen3 only
     with torch.device("meta"):  # shapes only: no random initial weights to throw away
         model = ModernGPT(cfg)
     model.load_state_dict(ours, assign=True, strict=True)

@@ -43,12 +43,12 @@ NAME_MAP = [
 ]
 
 
-def expand_name_map(n_layers):
-    """NAME_MAP with `{i}` filled in for every block: the full list of tensor pairs."""
+def expand_name_map(n_layers, name_map=NAME_MAP):
+    """`name_map` with `{i}` filled in for every block: the full list of tensor pairs."""
     rows = []
-    for ours, hf, transposed, part in NAME_MAP:
+    for ours, hf, *rest in name_map:
         blocks = range(n_layers) if "{i}" in ours else [None]
-        rows += [(ours.format(i=i), hf.format(i=i), transposed, part) for i in blocks]
+        rows += [(ours.format(i=i), hf.format(i=i), *rest) for i in blocks]
     return rows
 
 
@@ -87,24 +87,6 @@ def config_from_hf(hf_config):
         "drop_rate": rates.pop(),
         "qkv_bias": True,  # c_attn always has a bias
     }
-
-
-def hf_config_from(cfg, tie_word_embeddings):
-    """The GPT2Config that describes a GPTModel built from `cfg`."""
-    from transformers import GPT2Config
-
-    rate = cfg["drop_rate"]
-    return GPT2Config(
-        vocab_size=cfg["vocab_size"],
-        n_positions=cfg["context_length"],
-        n_embd=cfg["emb_dim"],
-        n_layer=cfg["n_layers"],
-        n_head=cfg["n_heads"],
-        embd_pdrop=rate,
-        attn_pdrop=rate,
-        resid_pdrop=rate,
-        tie_word_embeddings=tie_word_embeddings,
-    )
 
 
 def gptmodel_from_hf(hf_model):
@@ -147,13 +129,11 @@ def hf_from_gptmodel(model):
     is `tok_emb.weight`); otherwise `lm_head` keeps its own matrix.
     """
     if not isinstance(model, gpt.GPTModel):
-        raise TypeError(
-            f"expected a gpt.GPTModel, got {type(model).__name__} (a model variant with other "
-            "modules or config keys cannot be converted)"
-        )
-    cfg = gpt.check_config(model.cfg, gpt.GPT_CONFIG_124M)  # a cfg given other keys after construction: ValueError
+        raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
+    # A cfg given other keys after construction: ValueError.
+    cfg = gpt.check_config(model.cfg, gpt.GPT_CONFIG_124M)
 
-    from transformers import GPT2LMHeadModel
+    from transformers import GPT2Config, GPT2LMHeadModel
 
     tied = model.out_head.weight is model.tok_emb.weight
     state = model.state_dict()
@@ -172,8 +152,13 @@ def hf_from_gptmodel(model):
             qkv_parts.setdefault(hf, []).append(tensor)  # NAME_MAP lists q, k, v in order
     hf_state.update({hf: torch.cat(parts, dim=-1) for hf, parts in qkv_parts.items()})
 
+    rate = cfg["drop_rate"]
+    config = GPT2Config(
+        vocab_size=cfg["vocab_size"], n_positions=cfg["context_length"], n_embd=cfg["emb_dim"],
+        n_layer=cfg["n_layers"], n_head=cfg["n_heads"], embd_pdrop=rate, attn_pdrop=rate,
+        resid_pdrop=rate, tie_word_embeddings=tied)
     with torch.device("meta"):  # shapes only: the weights come from model
-        hf_model = GPT2LMHeadModel(hf_config_from(cfg, tie_word_embeddings=tied))
+        hf_model = GPT2LMHeadModel(config)
     hf_model.load_state_dict(hf_state, assign=True)
     if tied:
         hf_model.lm_head.weight = hf_model.transformer.wte.weight

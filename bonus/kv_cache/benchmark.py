@@ -180,8 +180,6 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="tiny model, few tokens (seconds)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds (median is reported)")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be >= 1")
     cfg = {**(QUICK_CONFIG if args.quick else gpt.GPT_CONFIG_124M), "qkv_bias": True}
     new_tokens, (batch, seq_len) = (20, (2, 32)) if args.quick else (200, (8, 128))
 

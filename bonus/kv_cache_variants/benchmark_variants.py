@@ -9,15 +9,14 @@ Exit status 1 if a check fails. What is timed and checked: bonus/kv_cache_varian
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 import gpt
 from bonus.flops.flops import counted_flops
 from bonus.kv_cache import kv_cache
+from bonus.kv_cache.benchmark import race
 from bonus.kv_cache_variants import gqa, mla, swa
 from bonus.kv_cache_variants.kv_variants import cache_bytes
 
@@ -73,21 +72,6 @@ def weight_bytes_per_step(model):
     return sum(p.nbytes for p in model.parameters() if id(p) not in embeddings)
 
 
-def time_steps(models, tokens):
-    """Each model's median seconds per new token: every model takes each token in turn.
-
-    Taking turns, a machine that gets busier or quieter slows all of them (almost) alike.
-    """
-    seconds = {name: [] for name in models}
-    with torch.no_grad():
-        for token in tokens:  # any tokens: a step's time does not depend on which
-            for name, model in models.items():
-                start = time.perf_counter()
-                model(token.view(1, 1), use_cache=True)
-                seconds[name].append(time.perf_counter() - start)
-    return {name: statistics.median(times) for name, times in seconds.items()}
-
-
 def check_variants(models, formulas, prompt):
     """name of a check -> the variants that fail it (empty when all pass).
 
@@ -116,11 +100,6 @@ def close(logits, expected):
     return torch.allclose(logits, expected, rtol=1e-4, atol=1e-4)
 
 
-def machine_load():
-    """The 1-minute load average: how busy the machine is (None where not reported: Windows)."""
-    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny model (seconds)")
@@ -128,12 +107,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     if args.threads is not None:
-        if args.threads < 1:
-            parser.error("--threads must be >= 1")
         torch.set_num_threads(args.threads)
     cfg = QUICK_CONFIG if args.quick else gpt.GPT_CONFIG_124M
-    if not 1 <= args.steps < cfg["context_length"] // 2:
-        parser.error(f"--steps must be between 1 and {cfg['context_length'] // 2 - 1}")
     cached = cfg["context_length"] - args.steps - 1  # the last step still fits the context
 
     torch.manual_seed(123)
@@ -147,8 +122,13 @@ def main(argv=None):
     failed = check_variants(models, formulas, prompt)  # fills the caches: not timed
     held = {name: cache_bytes(model) for name, model in models.items()}
     weights = {name: weight_bytes_per_step(model) for name, model in models.items()}
-    load = machine_load()
-    seconds = time_steps(models, prompt[0, : args.steps])
+    # The 1-minute load average: how busy the machine is (None where not reported: Windows).
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    # Each model takes a step in turn, step after step: a machine that gets busier or quieter
+    # slows all of them (almost) alike. Any token will do: a step's time does not depend on it.
+    with torch.no_grad():
+        _, seconds = race({name: lambda model=model: model(prompt[:, :1], use_cache=True)
+                           for name, model in models.items()}, args.steps)
     flops = {name: counted_flops(model, prompt[:, :1], use_cache=True)  # one more step
              for name, model in models.items()}
 

@@ -61,15 +61,10 @@ def copy_weights(source, target):
     theirs = dict(source.named_parameters())
     weight = next(iter(theirs.values()))
     target.to(weight.device, weight.dtype)  # bool masks move but stay bool
-    ours = dict(target.named_parameters())  # after .to(), which may replace the Parameters
+    ours = dict(target.named_parameters())
     if theirs.keys() != ours.keys():
         raise ValueError(f"parameter names differ: {sorted(theirs.keys() ^ ours.keys())}")
-    with torch.no_grad():
-        for name, param in ours.items():
-            if param.shape != theirs[name].shape:
-                raise ValueError(f"{name}: shape {list(theirs[name].shape)}, "
-                                 f"expected {list(param.shape)}")
-            param.copy_(theirs[name])
+    target.load_state_dict({**target.state_dict(), **theirs})  # refuses a shape that differs
     return target
 
 

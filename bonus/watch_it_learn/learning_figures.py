@@ -6,28 +6,13 @@ id into the text shown on the axes, e.g. `lambda i: tokenizer.decode([i])` for G
 vocabulary. Models are run in eval mode without gradients and left in the mode they were in.
 """
 
-import functools
 import textwrap
 
 import matplotlib.pyplot as plt
 import torch
 
-
-def in_eval_mode(function):
-    """Run function(model, ...) under torch.no_grad() in eval mode (no dropout), then put the
-    model back in the mode it was in."""
-
-    @functools.wraps(function)
-    def wrapper(model, *args, **kwargs):
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.no_grad():
-                return function(model, *args, **kwargs)
-        finally:
-            model.train(was_training)
-
-    return wrapper
+# sampling_distribution: the distribution train.generate draws from, drawn by this module too
+from bonus.watch_it_learn.train import in_eval_mode, sampling_distribution
 
 
 @in_eval_mode
@@ -57,15 +42,6 @@ def next_token_logits(model, idx):
 def next_token_probabilities(model, idx):
     """softmax of the model's logits for the token after the last one of `idx` (1, num_tokens)."""
     return torch.softmax(next_token_logits(model, idx), dim=-1)
-
-
-def sampling_distribution(logits, temperature=1.0, top_k=None):
-    """The distribution `train.generate` draws from: softmax(logits / temperature), restricted
-    to the `top_k` largest logits (the rest get probability 0)."""
-    if top_k is not None:
-        kth_largest = torch.topk(logits, top_k).values[..., -1:]
-        logits = logits.masked_fill(logits < kth_largest, -torch.inf)
-    return torch.softmax(logits / temperature, dim=-1)
 
 
 def draw_loss_curves(history, title="Training and held-out loss"):
@@ -120,11 +96,12 @@ def draw_attention(models, idx, decode, layer=-1, title=None):
 
 
 def _bars(ax, probabilities, decode, ids):
-    """Horizontal bars of `probabilities` at `ids`, the first at the top, each with its value."""
+    """Horizontal bars (0 to 1) of `probabilities` at `ids`, the first at the top, labelled."""
     bars = ax.barh(range(len(ids)), probabilities[ids].tolist(), color="tab:blue")
     ax.bar_label(bars, fmt="%.3f", padding=2, fontsize=7)
     ax.set_yticks(range(len(ids)), [repr(decode(i)) for i in ids], fontsize=8)
     ax.invert_yaxis()
+    ax.set_xlim(0, 1)
     ax.set_xlabel("probability")
 
 
@@ -137,7 +114,6 @@ def draw_next_token(models, idx, decode, k=10, title=None):
         probabilities = next_token_probabilities(model, idx)
         _bars(ax, probabilities, decode, torch.topk(probabilities, k).indices.tolist())
         ax.set_title(name, fontsize=10)
-        ax.set_xlim(0, 1)
     prompt = "".join(decode(i) for i in idx[0].tolist())
     fig.suptitle(title or f"The {k} most likely tokens after {prompt!r}")
     fig.tight_layout()
@@ -157,7 +133,6 @@ def draw_sampling_distributions(model, idx, decode, temperatures=(0.5, 1.0, 2.0)
                              sharey=True)
     for ax, (name, probabilities) in zip(axes, panels):
         _bars(ax, probabilities, decode, ids)
-        ax.set_xlim(0, 1)
         ax.set_title(f"{name}\nother tokens: {1 - probabilities[ids].sum().item():.2f}",
                      fontsize=9)
     prompt = "".join(decode(i) for i in idx[0].tolist())

@@ -8,6 +8,7 @@
 Batches are drawn on the CPU and sent to the model's device; gpt.py is used unchanged.
 """
 
+import functools
 import time
 from pathlib import Path
 
@@ -72,38 +73,44 @@ def get_batch(data, batch_size, context_length, generator):
     return x, y
 
 
-def device_of(model):
-    """Where the model's parameters live: the device its inputs must be on."""
-    return next(model.parameters()).device
-
-
 def loss_on(model, x, y, reduction="mean"):
     """Cross-entropy of the model's next-token predictions over every position: their mean, or
     with reduction="none" one per position; x and y are moved to the model's device first."""
-    device = device_of(model)
+    device = next(model.parameters()).device
     logits = model(x.to(device))  # (batch, num_tokens, vocab_size)
     return F.cross_entropy(logits.flatten(0, 1), y.to(device).flatten(), reduction=reduction)
 
 
-@torch.no_grad()
+def in_eval_mode(function):
+    """Run function(model, ...) under torch.no_grad() in eval mode (no dropout), then put the
+    model back in the mode it was in."""
+
+    @functools.wraps(function)
+    def wrapper(model, *args, **kwargs):
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                return function(model, *args, **kwargs)
+        finally:
+            model.train(was_training)
+
+    return wrapper
+
+
+@in_eval_mode
 def evaluate(model, data, batch_size, context_length, batches=4, seed=0):
-    """Mean loss on the same `batches` batches of `data` every time, in eval mode (no dropout);
-    the model is left in the mode it was in, and no gradient is computed."""
-    was_training = model.training
-    model.eval()
+    """Mean loss on the same `batches` batches of `data` every time (see `in_eval_mode`)."""
     generator = torch.Generator().manual_seed(seed)
     losses = [loss_on(model, *get_batch(data, batch_size, context_length, generator)).item()
               for _ in range(batches)]
-    model.train(was_training)
     return sum(losses) / len(losses)
 
 
-@torch.no_grad()
+@in_eval_mode
 def evaluate_split(model, data, context_length, windows_per_batch=64, per_target=False):
     """Mean loss over every target of `data` (or, with per_target=True, each target's loss): the
     ids cut into consecutive windows of `context_length`, the last one shorter, in eval mode."""
-    was_training = model.training
-    model.eval()
     n = (len(data) - 1) // context_length
     inputs = data[: n * context_length].view(n, context_length)
     targets = data[1 : n * context_length + 1].view(n, context_length)
@@ -112,7 +119,6 @@ def evaluate_split(model, data, context_length, windows_per_batch=64, per_target
     if len(rest) > 1:
         batches.append((rest[None, :-1], rest[None, 1:]))
     losses = torch.cat([loss_on(model, x, y, reduction="none").cpu() for x, y in batches])
-    model.train(was_training)
     return losses if per_target else losses.double().mean().item()
 
 
@@ -160,32 +166,33 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
     return history
 
 
+def sampling_distribution(logits, temperature=1.0, top_k=None):
+    """The distribution `generate` draws from: softmax(logits / temperature), restricted to the
+    `top_k` largest logits (the rest get probability 0)."""
+    if top_k is not None:  # every logit below the k-th largest can never be drawn
+        kth_largest = torch.topk(logits, top_k).values[..., -1:]
+        logits = logits.masked_fill(logits < kth_largest, -torch.inf)
+    return torch.softmax(logits / temperature, dim=-1)
+
+
 def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None,
              generator=None):
     """generate_text_simple with sampling: temperature 0 is greedy decoding; otherwise the next
-    token is drawn from softmax(logits / temperature), restricted to the `top_k` most likely.
+    token is drawn from `sampling_distribution(logits, temperature, top_k)`.
 
     The ids are moved to the model's device and tokens are drawn there, so a `generator`
     must live on that device too: `torch.Generator(device=...)`."""
     gpt.check_generation_args(model, idx, max_new_tokens, context_size)
-    if not isinstance(temperature, (int, float)) or temperature < 0:
-        raise ValueError(f"temperature must be a number >= 0, got {temperature!r}")
-    if top_k is not None and not (isinstance(top_k, int) and 1 <= top_k <= model.cfg["vocab_size"]):
-        raise ValueError(f"top_k must be None or an int from 1 to the vocabulary size, got {top_k!r}")
-    if generator is not None and generator.device != device_of(model):
-        raise ValueError(f"the generator is on {generator.device} but the model is on "
-                         f"{device_of(model)}: make it with torch.Generator(device=...)")
-    idx = idx.to(device_of(model))
+    if temperature < 0:  # it would favour the least likely tokens
+        raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+    idx = idx.to(next(model.parameters()).device)
     for _ in range(max_new_tokens):
         with torch.no_grad():
             logits = model(idx[:, -context_size:])[:, -1, :]
-        if top_k is not None:  # every logit below the k-th largest can never be drawn
-            kth_largest = torch.topk(logits, top_k).values[:, -1:]
-            logits = logits.masked_fill(logits < kth_largest, -torch.inf)
-        if temperature == 0:
+        if temperature == 0:  # the most likely token, within the top k too
             idx_next = torch.argmax(logits, dim=-1, keepdim=True)
         else:
-            probas = torch.softmax(logits / temperature, dim=-1)
+            probas = sampling_distribution(logits, temperature, top_k)
             idx_next = torch.multinomial(probas, 1, generator=generator)
         idx = torch.cat((idx, idx_next), dim=1)
     return idx

@@ -41,37 +41,28 @@ def test_model_changes_only_lines_marked_new():
     assert_changes_marked_new(gpt.GPTModel, claims.GPTVariant)
 
 
-def test_defaults_build_the_chapter_model_weight_for_weight_and_logit_for_logit():
-    variant = claims.make_model(CFG, seed=1).eval()
+# BLOCKS[1:]: all but BlockNoNorm, which has fewer weights (its own test below)
+@pytest.mark.parametrize("change", [{}] + [{"block": block} for block in BLOCKS[1:]])
+def test_same_seed_same_weights_as_the_chapter(change):
+    """Under one seed the defaults and the block variants draw the chapter's weights (same names,
+    same values); the defaults compute its logits exactly, each block variant something else:
+    a block's change is in the computation, not the parameters."""
+    variant = claims.make_model(CFG, seed=1, **change).eval()
     chapter = chapter_model(seed=1)
     assert list(variant.state_dict()) == list(chapter.state_dict())
     assert all(torch.equal(a, b) for a, b in
                zip(variant.state_dict().values(), chapter.state_dict().values()))
-    assert torch.equal(variant(IDS), chapter(IDS))
-
-
-@pytest.mark.parametrize("block", [claims.BlockNoShortcut, claims.BlockReLU, claims.BlockPostLN])
-def test_same_seed_same_weights_different_computation(block):
-    """The block variants draw the chapter's weights (same names, same values) and compute
-    something else with them: the change is in the computation, not the parameters."""
-    variant = claims.make_model(CFG, seed=1, block=block).eval()
-    chapter = chapter_model(seed=1)
-    assert all(torch.equal(a, b) for a, b in
-               zip(variant.state_dict().values(), chapter.state_dict().values()))
-    assert not torch.allclose(variant(IDS), chapter(IDS), atol=1e-3)
-
-
-def with_blocks_undone(variant):
-    """The chapter's model holding the variant's weights (its modules, undone)."""
-    model = chapter_model(seed=2)
-    model.load_state_dict(variant.state_dict(), strict=False)
-    return model
+    if change:
+        assert not torch.allclose(variant(IDS), chapter(IDS), atol=1e-3)
+    else:
+        assert torch.equal(variant(IDS), chapter(IDS))
 
 
 def test_no_norm_is_the_chapter_model_with_identity_norms():
     variant = claims.make_model(CFG, seed=1, block=claims.BlockNoNorm, final_norm=False).eval()
     assert not any(isinstance(m, gpt.LayerNorm) for m in variant.modules())
-    chapter = with_blocks_undone(variant)
+    chapter = chapter_model(seed=2)
+    chapter.load_state_dict(variant.state_dict(), strict=False)  # the variant's weights
     for block in chapter.trf_blocks:
         block.norm1 = block.norm2 = nn.Identity()
     chapter.final_norm = nn.Identity()

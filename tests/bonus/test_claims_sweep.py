@@ -1,16 +1,12 @@
 """bonus/claims_tested/claims_sweep.py: a stored run is reproduced by rerunning it, each results
 file holds exactly the runs its command asks for, and the comparisons have the runs they need."""
 
-import json
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
 from bonus.claims_tested import claims_sweep, verdicts
-
-RESULTS = Path(claims_sweep.__file__).parent / "results"
 
 
 @pytest.fixture(scope="module")
@@ -18,16 +14,11 @@ def data():
     return claims_sweep.load_data()
 
 
-def stored_file(name):
-    return json.loads((RESULTS / name).read_text())
-
-
 @pytest.mark.slow  # 15 s of training; .ci/run runs it
 def test_a_stored_run_is_reproduced(data):
     """One 120-step run of claims_short.json, rerun: the same losses within 1e-3 (float sums
     differ between threads and PyTorch versions in the last digits)."""
-    (stored,) = [r for r in stored_file("claims_short.json")["runs"]
-                 if (r["arm"], r["seed"], r["lr"]) == ("relu", 2, 1e-2)]
+    stored = claims_sweep.load_results(["claims_short.json"])[0]["relu", 2, 1e-2, 120]
     rerun = claims_sweep.run_one(stored["arm"], stored["seed"], stored["lr"], stored["steps"], data)
     for key in ("train_loss", "val_loss"):
         assert rerun[key] == pytest.approx(stored[key], abs=1e-3)
@@ -35,13 +26,13 @@ def test_a_stored_run_is_reproduced(data):
 
 @pytest.mark.parametrize("name", claims_sweep.FILES)
 def test_each_file_holds_what_its_command_asks_for(name):
-    results = stored_file(name)
-    assert f"    {results['command']}\n" in claims_sweep.__doc__  # the docstring gives each command
-    words = shlex.split(results["command"])
+    runs, commands = claims_sweep.load_results([name])
+    assert f"    {commands[name]}\n" in claims_sweep.__doc__  # the docstring gives each command
+    words = shlex.split(commands[name])
     assert words[:2] == ["python", "bonus/claims_tested/claims_sweep.py"]
     args = claims_sweep.parse_args(words[2:])
     assert args.out.name == name
-    assert [(r["arm"], r["seed"], r["lr"], r["steps"]) for r in results["runs"]] == claims_sweep.jobs_of(args)
+    assert list(runs) == claims_sweep.jobs_of(args)  # the runs, in the order of the file
 
 
 # (variant, steps) whose every interval lay far from zero after 5 seeds: the sweep stopped there
@@ -89,13 +80,13 @@ def test_the_readme_table_has_the_verdicts_the_rule_gives():
     where a cell says "(5 seeds: ...)", on seeds 1 to 5 alone."""
     stored, _ = claims_sweep.load_results()
     first_five = {key: run for key, run in stored.items() if key[1] <= 5}
-    rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", (RESULTS.parent / "README.md").read_text(), re.M)
+    readme = (claims_sweep.RESULTS.parent / "README.md").read_text()
+    rows = re.findall(r"^\| (.+?) \| (.+?) \| (.+?) \| (.+?) \|$", readme, re.M)
     for name, *cells in rows[1:]:
-        claim = name.replace(" (bonus 09)", "")
-        now, before = verdicts.words(stored, *claims_sweep.COMPARISONS[claim]), verdicts.words(
-            first_five, *claims_sweep.COMPARISONS[claim])
-        for cell, word, earlier in zip(cells, now, before):
-            assert cell.startswith(word), (claim, cell)
+        arms = claims_sweep.COMPARISONS[name.replace(" (bonus 09)", "")]
+        for cell, word, earlier in zip(cells, verdicts.words(stored, *arms),
+                                       verdicts.words(first_five, *arms)):
+            assert cell.startswith(word), (name, cell)
             said = re.search(r"\(5 seeds: (.+)\)", cell)
-            assert (said is None and earlier == word) or (said and earlier.startswith(said[1])), (claim, cell)
+            assert (said is None and earlier == word) or (said and earlier.startswith(said[1])), (name, cell)
     assert [name.replace(" (bonus 09)", "") for name, *_ in rows[1:]] == list(claims_sweep.COMPARISONS)

@@ -22,11 +22,8 @@ IDS = torch.tensor(TWO_PROMPTS)
 DTYPES = [torch.float64, torch.bfloat16]
 
 
-def chapter_model(dtype, device="cpu"):
+def chapter_model(dtype):
     torch.manual_seed(123)
-    if device == "meta":
-        with torch.device("meta"):
-            return gpt.GPTModel(CFG).to(dtype).eval()
     return gpt.GPTModel(CFG).to(dtype).eval()
 
 
@@ -73,7 +70,8 @@ def test_gpt2_initialization_keeps_the_dtype(dtype):
 
 
 def test_converters_stay_on_the_meta_device():
-    model = chapter_model(torch.float32, "meta")
+    with torch.device("meta"):
+        model = chapter_model(torch.float32)
     cached, copied = kv_cache.from_gpt(model), copy_weights(model, gqa.gqa_model(CFG, 4))
     for converted in (cached, copied):
         assert {t.device.type for t in [*converted.parameters(), *converted.buffers()]} == {"meta"}

@@ -30,8 +30,9 @@ def test_counter_counts_matrix_products_only():
         assert counted_flops(elementwise, x) == 0
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in ("gpt2-large", "gpt2-xl")
-                                  else name for name in gpt.GPT2_SIZES])  # the large two: .ci/run
+@pytest.mark.parametrize("name", [  # the large two are slow: .ci/run runs them
+    pytest.param(name, marks=pytest.mark.slow) if name in ("gpt2-large", "gpt2-xl") else name
+    for name in gpt.GPT2_SIZES])
 def test_derived_equals_counted_for_every_gpt2_size(name):
     """The real forward pass of each GPT-2 size, with its weights on the meta device (shapes,
     no memory) and ordinary token ids, over the full 1024-token context."""

@@ -1,4 +1,4 @@
-"""bonus/kv_cache/kv_cache.py and bonus/kv_cache/kv_cache_fast.py: the ids generate_text_simple returns."""
+"""kv_cache.py and kv_cache_fast.py (bonus/kv_cache/): the ids generate_text_simple returns."""
 
 import pytest
 import torch
@@ -14,12 +14,11 @@ from tests.helpers import (
     cached_and_full_logits,
 )
 
-HELLO = HELLO_IDS  # "Hello, I am"
-# How gpt.generate_text_simple continues HELLO with the seed-123 GPT-2 small (gpt.GPTModel):
+# How gpt.generate_text_simple continues HELLO_IDS with the seed-123 GPT-2 small (gpt.GPTModel):
 # the book's 6 tokens, then 14 more recorded from it.
 HELLO_CONTINUATION = BOOK_OUTPUT_IDS[4:] + [49706, 43231, 47062, 34657, 18631, 49188, 43312,
                                             45933, 23154, 15983, 10345, 16369, 46214, 22954]
-TWO_PROMPTS = torch.tensor([HELLO, [6109, 3626, 6100, 345]])
+TWO_PROMPTS = torch.tensor([HELLO_IDS, [6109, 3626, 6100, 345]])
 
 
 def readable_generate(model, *args):
@@ -34,8 +33,8 @@ GENERATORS = [readable_generate, fast_generate]
 
 
 def test_fast_gpt2_small_ids_match_simple(gpt2_small):
-    out = generate_fast(FastGPT(gpt2_small), torch.tensor([HELLO]), 20, 1024)
-    assert out[0].tolist() == HELLO + HELLO_CONTINUATION
+    out = generate_fast(FastGPT(gpt2_small), torch.tensor([HELLO_IDS]), 20, 1024)
+    assert out[0].tolist() == HELLO_IDS + HELLO_CONTINUATION
 
 
 # TINY_CONFIG's context_length is 16; every case generates past the window, for a batch of
@@ -78,17 +77,6 @@ def test_readable_class_differs_from_gpt_only_in_lines_marked_new(name):
     assert_changes_marked_new(getattr(gpt, name), getattr(kv_cache, name))
 
 
-def test_readable_model_without_cache_is_the_chapters_even_in_training(tiny_model):
-    """Dropout and all: the same random numbers give the same logits."""
-    tiny_model.train()
-    readable = kv_cache.from_gpt(tiny_model)
-    assert readable.training
-    torch.manual_seed(1)
-    expected = tiny_model(TWO_PROMPTS)
-    torch.manual_seed(1)
-    assert torch.equal(readable(TWO_PROMPTS), expected)
-
-
 def test_readable_cache_refuses_positions_past_context_length(tiny_model):
     readable = kv_cache.from_gpt(tiny_model)
     with torch.no_grad():
@@ -109,12 +97,13 @@ def test_fast_conversion_leaves_the_model_untouched(tiny_model):
 @pytest.mark.parametrize(
     "idx, max_new_tokens, context_size",
     [
-        (torch.tensor([HELLO]), 2.0, 16),  # max_new_tokens not an int
-        (torch.tensor([HELLO]), 2, 0),  # context_size not positive
-        (HELLO, 2, 16),  # not a tensor
-        (torch.tensor(HELLO), 2, 16),  # no batch dimension
+        (torch.tensor([HELLO_IDS]), 2.0, 16),  # max_new_tokens not an int
+        (torch.tensor([HELLO_IDS]), 2, 0),  # context_size not positive
+        (HELLO_IDS, 2, 16),  # not a tensor
+        (torch.tensor(HELLO_IDS), 2, 16),  # no batch dimension
         (torch.tensor([[1, 2, 50257]]), 2, 16),  # outside the vocabulary
-        (torch.tensor([HELLO * 5]), 2, 20),  # prompt longer than context_length (16)
+        (torch.tensor([HELLO_IDS * 5]), 2, 20),  # prompt longer than context_length (16)
+        (torch.tensor([HELLO_IDS]), 20, 100),  # the window outgrows context_length as it generates
     ],
 )
 def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_size):
@@ -125,12 +114,3 @@ def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_siz
         with pytest.raises(simple.type):
             generate(tiny_model, idx, max_new_tokens, context_size)
 
-
-def test_window_longer_than_context_length_errors(tiny_model):
-    idx = torch.tensor([HELLO])
-    with pytest.raises(ValueError, match=r"17 tokens, but the model's context_length is 16"):
-        gpt.generate_text_simple(tiny_model, idx, 20, 100)  # fails after 13 new tokens
-    with pytest.raises(ValueError, match="context_length"):
-        readable_generate(tiny_model, idx, 20, 100)  # the same, when the cache is full
-    with pytest.raises(ValueError, match="context_length is 16"):
-        fast_generate(tiny_model, idx, 20, 100)  # fails before generating anything

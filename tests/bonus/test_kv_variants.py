@@ -1,5 +1,5 @@
-"""bonus/kv_cache_variants/gqa.py, bonus/kv_cache_variants/mla.py, bonus/kv_cache_variants/swa.py: each reduces to the chapter's attention, caches
-what its formula says, and generates the ids of uncached generation; bonus/kv_cache_variants/benchmark_variants.py
+"""gqa.py, mla.py and swa.py (bonus/kv_cache_variants/): each reduces to the chapter's attention,
+caches what its formula says and generates the ids of uncached generation; benchmark_variants.py
 fails when one of those checks fails."""
 
 import pytest
@@ -9,12 +9,7 @@ import gpt
 from bonus.kv_cache import kv_cache
 from bonus.kv_cache_variants import benchmark_variants, gqa, mla, swa
 from bonus.kv_cache_variants.kv_variants import cache_bytes, copy_weights, repeated
-from tests.helpers import (
-    SMALL_VOCAB_CONFIG,
-    TWO_PROMPTS,
-    assert_changes_marked_new,
-    cached_and_full_logits,
-)
+from tests.helpers import SMALL_VOCAB_CONFIG, TWO_PROMPTS, assert_changes_marked_new
 
 CFG = SMALL_VOCAB_CONFIG
 PROMPTS = torch.tensor(TWO_PROMPTS)
@@ -32,28 +27,27 @@ def mla_as_mha(model):
     return variant.train(model.training)
 
 
-# name -> (build the model from a config, its predicted cache bytes for (cfg, tokens, batch))
+# name -> (build the model, its predicted cache bytes for (tokens, batch))
 VARIANTS = {
-    "MHA (kv_cache.py)": (lambda cfg: kv_cache.GPTModel(cfg),
-                          lambda cfg, n, b: gqa.kv_cache_bytes(cfg, HEADS, n, b)),
-    "GQA": (lambda cfg: gqa.gqa_model(cfg, 2), lambda cfg, n, b: gqa.kv_cache_bytes(cfg, 2, n, b)),
-    "MQA": (lambda cfg: gqa.gqa_model(cfg, 1), lambda cfg, n, b: gqa.kv_cache_bytes(cfg, 1, n, b)),
-    "MLA": (lambda cfg: mla.mla_model(cfg, LATENT),
-            lambda cfg, n, b: mla.kv_cache_bytes(cfg, LATENT, n, b)),
-    "MLA absorbed": (lambda cfg: mla.absorbed_model(mla.mla_model(cfg, LATENT).eval()),
-                     lambda cfg, n, b: mla.kv_cache_bytes(cfg, LATENT, n, b)),
-    "SWA": (lambda cfg: swa.swa_model(cfg, WINDOW),
-            lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, batch_size=b)),
-    "SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, local_per_global=1),
-                lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, batch_size=b)),
-    "GQA + SWA 1:1": (lambda cfg: swa.swa_model(cfg, WINDOW, 1, n_kv_groups=1),
-                      lambda cfg, n, b: swa.kv_cache_bytes(cfg, WINDOW, n, 1, 1, batch_size=b)),
+    "MHA (kv_cache.py)": (lambda: kv_cache.GPTModel(CFG),
+                          lambda n, b: gqa.kv_cache_bytes(CFG, HEADS, n, b)),
+    "GQA": (lambda: gqa.gqa_model(CFG, 2), lambda n, b: gqa.kv_cache_bytes(CFG, 2, n, b)),
+    "MQA": (lambda: gqa.gqa_model(CFG, 1), lambda n, b: gqa.kv_cache_bytes(CFG, 1, n, b)),
+    "MLA": (lambda: mla.mla_model(CFG, LATENT), lambda n, b: mla.kv_cache_bytes(CFG, LATENT, n, b)),
+    "MLA absorbed": (lambda: mla.absorbed_model(mla.mla_model(CFG, LATENT).eval()),
+                     lambda n, b: mla.kv_cache_bytes(CFG, LATENT, n, b)),
+    "SWA": (lambda: swa.swa_model(CFG, WINDOW),
+            lambda n, b: swa.kv_cache_bytes(CFG, WINDOW, n, batch_size=b)),
+    "SWA 1:1": (lambda: swa.swa_model(CFG, WINDOW, local_per_global=1),
+                lambda n, b: swa.kv_cache_bytes(CFG, WINDOW, n, 1, batch_size=b)),
+    "GQA + SWA 1:1": (lambda: swa.swa_model(CFG, WINDOW, 1, n_kv_groups=1),
+                      lambda n, b: swa.kv_cache_bytes(CFG, WINDOW, n, 1, 1, batch_size=b)),
 }
 
 
-def variant_model(name, cfg=CFG):
+def variant_model(name):
     torch.manual_seed(123)
-    return VARIANTS[name][0](cfg).eval()
+    return VARIANTS[name][0]().eval()
 
 
 @pytest.mark.parametrize("cls", [gqa.GroupedQueryAttention, mla.MultiHeadLatentAttention,
@@ -62,33 +56,38 @@ def test_variant_differs_from_chapter_only_in_lines_marked_new(cls):
     assert_changes_marked_new(gpt.MultiHeadAttention, cls)
 
 
-# ---- each variant that contains the chapter's attention equals it on the same weights ----
+# ---- a variant holding the chapter's attention, or GQA's, computes it bit for bit ----
 
-def same_logits_in_training(model, variant):
-    """Dropout and all: the same random numbers give the same logits."""
-    model.train()
-    variant.train()
-    torch.manual_seed(1)
-    expected = model(PROMPTS.repeat(1, 4))
-    torch.manual_seed(1)
-    return torch.equal(variant(PROMPTS.repeat(1, 4)), expected)
-
-
-# Each variant built to hold the chapter's attention, from a chapter model with its weights.
-HOLDS_THE_CHAPTER = {
-    "GQA, a group per head": lambda m: copy_weights(m, gqa.gqa_model(m.cfg, HEADS)),
-    "SWA, a window as long as the text": lambda m: copy_weights(
-        m, swa.swa_model(m.cfg, m.cfg["context_length"])),
-    "MLA, the identity as W_kv_down": mla_as_mha,
+WHOLE_CONTEXT = CFG["context_length"]
+# name -> (build the model it reduces to from a config, that variant holding the model's weights)
+REDUCES = {
+    "MHA, kv_cache.py's copy": (gpt.GPTModel, kv_cache.from_gpt),
+    "GQA, a group per head": (gpt.GPTModel, lambda m: copy_weights(m, gqa.gqa_model(m.cfg, HEADS))),
+    "SWA, a window as long as the text": (
+        gpt.GPTModel, lambda m: copy_weights(m, swa.swa_model(m.cfg, WHOLE_CONTEXT))),
+    "MLA, the identity as W_kv_down": (gpt.GPTModel, mla_as_mha),
+    "GQA + SWA 1:1, a window as long as the text": (
+        lambda cfg: gqa.gqa_model(cfg, 2),
+        lambda m: copy_weights(m, swa.swa_model(m.cfg, WHOLE_CONTEXT, 1, n_kv_groups=2))),
 }
 
 
 @pytest.mark.parametrize("qkv_bias", [False, True])
-@pytest.mark.parametrize("name", HOLDS_THE_CHAPTER)
-def test_a_variant_holding_the_chapters_attention_computes_it_even_in_training(name, qkv_bias):
+@pytest.mark.parametrize("name", REDUCES)
+def test_a_reduced_variant_gives_the_logits_at_every_length_even_in_training(name, qkv_bias):
+    """Bit for bit, dropout and all (the same random numbers). A copy of the keys, which
+    repeat_interleave makes, would change the rounding at some lengths."""
+    build, holding = REDUCES[name]
     torch.manual_seed(123)
-    model = gpt.GPTModel({**CFG, "qkv_bias": qkv_bias})
-    assert same_logits_in_training(model, HOLDS_THE_CHAPTER[name](model))
+    model = build({**CFG, "qkv_bias": qkv_bias}).train()
+    variant = holding(model)
+    assert variant.training
+    for length in range(1, WHOLE_CONTEXT + 1):
+        ids = PROMPTS.repeat(1, 4)[:, :length]
+        torch.manual_seed(1)
+        expected = model(ids)
+        torch.manual_seed(1)
+        assert torch.equal(variant(ids), expected), length
 
 
 def test_repeated_is_repeat_interleave_and_a_view_for_one_head_per_group():
@@ -96,27 +95,6 @@ def test_repeated_is_repeat_interleave_and_a_view_for_one_head_per_group():
     assert torch.equal(repeated(kv_heads, 4), kv_heads.repeat_interleave(4, dim=1))
     same = repeated(kv_heads, 1)
     assert same.data_ptr() == kv_heads.data_ptr() and same.stride() == kv_heads.stride()
-
-
-def test_a_group_per_head_gives_the_chapters_logits_bit_for_bit_at_every_length():
-    """A copy of the keys (repeat_interleave does one) changes the rounding at some lengths."""
-    torch.manual_seed(123)
-    model = gpt.GPTModel(CFG).eval()
-    variants = [copy_weights(model, gqa.gqa_model(CFG, HEADS)).eval(),
-                copy_weights(model, swa.swa_model(CFG, CFG["context_length"])).eval()]
-    with torch.no_grad():
-        for length in range(1, CFG["context_length"] + 1):
-            ids = PROMPTS.repeat(1, 4)[:, :length]
-            assert all(torch.equal(variant(ids), model(ids)) for variant in variants), length
-
-
-@pytest.mark.parametrize("qkv_bias", [False, True])
-def test_grouped_sliding_window_as_long_as_the_text_is_gqa(qkv_bias):
-    torch.manual_seed(123)
-    grouped = gqa.gqa_model({**CFG, "qkv_bias": qkv_bias}, 2)
-    window = CFG["context_length"]
-    variant = swa.swa_model(grouped.cfg, window, local_per_global=1, n_kv_groups=2)
-    assert same_logits_in_training(grouped, copy_weights(grouped, variant))
 
 
 def test_gqa_shares_each_kv_head_with_consecutive_query_heads():
@@ -150,18 +128,12 @@ def test_absorbed_mla_computes_what_mla_computes(qkv_bias):
 def test_sliding_window_sees_exactly_window_positions():
     torch.manual_seed(123)
     model = swa.swa_model({**CFG, "n_layers": 1}, WINDOW).eval()
-    ids = PROMPTS.repeat(1, 3)[:1]  # 12 tokens
-
-    def last_logits_with_token_changed(back):  # the token `back` positions before the last
-        changed = ids.clone()
-        changed[0, -1 - back] = 42
-        with torch.no_grad():
-            return model(changed)[0, -1]
-
+    ids = PROMPTS.repeat(1, 3)[:1].repeat(3, 1)  # 12 tokens, three times
+    ids[1, -WINDOW] = ids[2, -1 - WINDOW] = 42  # the oldest token the last sees, the newest unseen
     with torch.no_grad():
-        last = model(ids)[0, -1]
-    assert (last_logits_with_token_changed(WINDOW - 1) - last).abs().max() > 1e-4  # seen
-    assert torch.equal(last_logits_with_token_changed(WINDOW), last)  # outside the window
+        last, oldest_seen_changed, first_unseen_changed = model(ids)[:, -1]
+    assert (oldest_seen_changed - last).abs().max() > 1e-4
+    assert torch.equal(first_unseen_changed, last)
 
 
 def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
@@ -175,9 +147,18 @@ def test_mixed_model_alternates_sliding_and_full_layers_with_the_same_groups():
 # ---- with a cache: the same logits and ids as without, and the predicted bytes ----
 
 @pytest.mark.parametrize("name", VARIANTS)
-def test_each_cached_step_gives_the_full_forward_logits(name):
-    cached, full = cached_and_full_logits(variant_model(name), PROMPTS.repeat(1, 3), 4)
-    assert (cached - full).abs().max() < 1e-5  # 12 tokens: more than the window
+def test_each_cached_step_gives_the_full_forward_logits_and_holds_the_predicted_bytes(name):
+    model, predicted = variant_model(name), VARIANTS[name][1]
+    ids = PROMPTS.repeat(1, 4)  # 16 tokens: the whole context, more than the window
+    with torch.no_grad():
+        steps = [model(ids[:, :3], use_cache=True)[:, -1]]
+        held = [cache_bytes(model) == predicted(3, 2)]
+        for t in range(3, 16):
+            steps.append(model(ids[:, t : t + 1], use_cache=True)[:, -1])
+            held.append(cache_bytes(model) == predicted(t + 1, 2))
+        full = model(ids)[:, 2:]
+    assert all(held)
+    assert (torch.stack(steps, dim=1) - full).abs().max() < 1e-5
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -195,20 +176,6 @@ def test_cached_generation_gives_the_ids_of_uncached(name, prompt_len, context_s
     idx = PROMPTS.repeat(1, 6)[:, :prompt_len]
     expected = gpt.generate_text_simple(model, idx, 20, context_size)
     assert torch.equal(kv_cache.generate_text_cached(model, idx, 20, context_size), expected)
-
-
-@pytest.mark.parametrize("name", VARIANTS)
-def test_cache_holds_the_predicted_bytes_at_every_step(name):
-    model, predicted = variant_model(name), VARIANTS[name][1]
-    ids = PROMPTS.repeat(1, 4)  # 16 tokens: the whole context
-    held = []
-    with torch.no_grad():
-        model(ids[:, :3], use_cache=True)
-        held.append(cache_bytes(model) == predicted(CFG, 3, 2))
-        for t in range(3, 16):
-            model(ids[:, t : t + 1], use_cache=True)
-            held.append(cache_bytes(model) == predicted(CFG, t + 1, 2))
-    assert all(held)
 
 
 def test_formulas_at_gpt2_small_width():
@@ -238,19 +205,13 @@ def test_benchmark_quick_prints_every_variant_and_passes_its_checks(capsys):
     assert out.count(": True") == 3 and "fails" not in out
 
 
-def keep_all(tensor, count):  # a window's cache that never forgets
-    return tensor
-
-
-def keep_one_too_few(tensor, count, keep_last=swa.keep_last):  # drops a position still seen
-    return keep_last(tensor, count - 1)
-
-
 @pytest.mark.xdist_group("transformers")
 @pytest.mark.parametrize("bug, failed_check", [
-    (keep_all, "cache bytes equal the formula: False"),
-    (keep_one_too_few, "a cached step gives the full forward's logits: False"),
-])
+    (lambda tensor, count: tensor,  # a window's cache that never forgets
+     "cache bytes equal the formula: False"),
+    (lambda tensor, count, keep_last=swa.keep_last: keep_last(tensor, count - 1),  # one too few
+     "a cached step gives the full forward's logits: False"),
+], ids=["keeps all", "drops a position still seen"])
 def test_benchmark_fails_when_a_window_keeps_the_wrong_positions(monkeypatch, capsys, bug,
                                                                    failed_check):
     monkeypatch.setattr(swa, "keep_last", bug)

@@ -65,7 +65,8 @@ def test_llama3_scaling_slows_only_the_low_frequencies():
     assert torch.equal(scaled[fast], plain[fast])
     assert torch.allclose(scaled[slow], plain[slow] / 32)
     middle = ~fast & ~slow
-    assert middle.any() and ((scaled[middle] < plain[middle]) & (scaled[middle] > plain[middle] / 32)).all()
+    assert middle.any() and (scaled[middle] < plain[middle]).all()
+    assert (scaled[middle] > plain[middle] / 32).all()
 
 
 def test_swiglu_with_its_linear_branch_fixed_at_one_is_the_chapters_mlp_with_silu():
@@ -120,13 +121,7 @@ def test_cached_prefill_then_steps_equal_one_full_pass():
     assert torch.allclose(cached, full, atol=1e-5) and m.current_pos == 12
 
 
-def test_tied_embeddings_share_one_matrix():
-    m = model(tie_embeddings=True)
-    assert m.out_head.weight is m.tok_emb.weight
-    assert sum(p.numel() for p in m.parameters()) == sum(modern.parameter_breakdown(m.cfg).values())
-
-
-@pytest.mark.parametrize("cfg, total, kv_bytes", [
+@pytest.mark.parametrize("cfg, total, kv_bytes", [  # tied: the head adds no parameter
     (modern.LLAMA_3_2_1B, 1_235_814_400, 32_768),
     (modern.QWEN3_0_6B, 596_049_920, 114_688),
     ({**modern.TINY_CONFIG, "qk_norm": True}, None, 2 * 2 * 2 * 16 * 2),

@@ -72,15 +72,12 @@ def test_the_data_paths_are_labelled_from_the_models():
     assert "RoPE" in shown
 
 
-def test_the_data_paths_follow_the_config():
-    shown = texts(mf.draw_gpt2_vs_modern(*models()))
+def test_the_data_paths_follow_the_config_and_what_changed_is_highlighted():
+    fig = mf.draw_gpt2_vs_modern(*models())
+    shown = texts(fig)
     assert "4 query heads share 2 key/value heads" in shown  # no QK-norm
     assert "its own weights" in shown and "tied: tok_emb's weights" not in shown
     assert "down(SiLU(gate(x)) · up(x)), 176 wide" in shown
-
-
-def test_what_changed_is_highlighted():
-    fig = mf.draw_gpt2_vs_modern(*models())
     ax = fig.axes[0]
     faces = {}
     boxes = [patch for patch in ax.patches if isinstance(patch, FancyBboxPatch)]

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import gpt
 from bonus.watch_it_learn import train
@@ -11,8 +12,8 @@ SENTENCE = [5, 1, 4, 2, 8, 3, 7, 6, 0, 9]  # ids of a made-up ten-token "sentenc
 CFG = {**TINY_CONFIG, "vocab_size": 10, "context_length": 8, "n_layers": 1, "drop_rate": 0.0}
 
 
-def tiny_model(cfg=CFG, seed=123):
-    torch.manual_seed(seed)
+def tiny_model(cfg=CFG):
+    torch.manual_seed(123)
     return gpt.GPTModel(cfg)
 
 
@@ -56,7 +57,7 @@ def test_batches_are_next_token_pairs():
     assert x.shape == y.shape == (4, 8) and torch.equal(y, x + 1)
 
 
-def test_temperature_zero_and_near_zero_are_greedy():
+def test_temperature_zero_and_near_zero_are_greedy_below_zero_refused():
     model = tiny_model(cfg={**CFG, "vocab_size": 50}).eval()
     prompt = torch.tensor([[1, 2, 3], [4, 5, 6]])
     greedy = gpt.generate_text_simple(model, prompt, 6, 8)
@@ -64,6 +65,8 @@ def test_temperature_zero_and_near_zero_are_greedy():
     sampled = train.generate(model, prompt, 6, 8, temperature=1e-4,
                              generator=torch.Generator().manual_seed(0))
     assert torch.equal(sampled, greedy)
+    with pytest.raises(ValueError, match="temperature"):  # it would favour the least likely
+        train.generate(model, prompt, 6, 8, temperature=-1.0)
 
 
 def test_top_k_never_samples_outside_the_k_most_likely():
@@ -77,15 +80,6 @@ def test_top_k_never_samples_outside_the_k_most_likely():
     assert len(drawn.unique()) > 3  # the rows differ: a high temperature spreads the draws
 
 
-def test_sampling_arguments_are_checked():
-    model = tiny_model().eval()
-    prompt = torch.tensor([[1, 2]])
-    with pytest.raises(ValueError, match="temperature"):
-        train.generate(model, prompt, 1, 8, temperature=-1.0)
-    with pytest.raises(ValueError, match="top_k"):
-        train.generate(model, prompt, 1, 8, top_k=11)
-
-
 def test_vocab_renumbers_and_refuses_unseen_tokens():
     vocab = train.Vocab([50, 7, 50, 300])
     assert len(vocab) == 3
@@ -95,20 +89,17 @@ def test_vocab_renumbers_and_refuses_unseen_tokens():
         vocab.encode([7, 8])
 
 
-def test_the_text_is_hash_checked(tmp_path):
+def test_the_texts_ship_hash_checked(tmp_path):
     assert train.load_text().startswith("I HAD always thought Jack Gisburn")
+    shakespeare = train.load_shakespeare()
+    assert len(shakespeare) == 1_115_394 and shakespeare.startswith("First Citizen:")
+    sums = (train.CORPORA / "SHA256SUMS").read_text()
+    assert f"{train.TINY_SHAKESPEARE_SHA256}  tinyshakespeare.txt" in sums
+    assert f"{train.THE_VERDICT_SHA256}  the-verdict.txt" in sums
     damaged = tmp_path / "the-verdict.txt"
     damaged.write_text(train.load_text().replace("Gisburn", "Gisborn"))
     with pytest.raises(ValueError, match="damaged or edited"):
         train.load_text(damaged)
-
-
-def test_tiny_shakespeare_ships_hash_checked():
-    text = train.load_shakespeare()
-    assert len(text) == 1_115_394 and text.startswith("First Citizen:")
-    sums = (train.CORPORA / "SHA256SUMS").read_text()
-    assert f"{train.TINY_SHAKESPEARE_SHA256}  tinyshakespeare.txt" in sums
-    assert f"{train.THE_VERDICT_SHA256}  the-verdict.txt" in sums
 
 
 def test_adamw_decays_the_2d_weights_only():
@@ -122,25 +113,21 @@ def test_adamw_decays_the_2d_weights_only():
     assert {id(p) for g in groups for p in g["params"]} == {id(p) for p in model.parameters()}
 
 
-def test_evaluate_split_scores_every_target_once():
-    """The whole-split loss is the mean over every next-token target, the short last window
-    included, whatever the window batches."""
-    model = tiny_model().eval()
-    ids = torch.tensor(SENTENCE * 3 + [4, 2, 8])  # 33 ids: four windows of 8, then one of 0
+# 33 ids: four windows of 8 targets, none left; 30 ids: three windows of 8, then one of 5
+@pytest.mark.parametrize("ids", [SENTENCE * 3 + [4, 2, 8], SENTENCE * 3])
+@pytest.mark.parametrize("windows_per_batch", [64, 3])
+def test_evaluate_split_scores_every_target_once(ids, windows_per_batch):
+    """Each next-token target's loss once, the short last window's included, however the windows
+    are batched; the whole-split loss is their mean."""
+    model, ids = tiny_model().eval(), torch.tensor(ids)
+    windows = [ids[i : i + 9] for i in range(0, len(ids) - 1, 8)]
     with torch.no_grad():
-        by_hand = [torch.nn.functional.cross_entropy(model(ids[i : i + 8][None])[0], ids[i + 1 : i + 9],
-                                                     reduction="sum") for i in range(0, 32, 8)]
-    expected = sum(by_hand).item() / 32
-    assert train.evaluate_split(model, ids, 8) == pytest.approx(expected, rel=1e-6)
-    assert train.evaluate_split(model, ids, 8, windows_per_batch=3) == pytest.approx(expected, rel=1e-6)
-    shorter = ids[:30]  # three windows of 8, then one of 5 inputs
-    with torch.no_grad():
-        tail = torch.nn.functional.cross_entropy(model(shorter[24:29][None])[0], shorter[25:30],
-                                                 reduction="sum")
-    expected = (sum(by_hand[:3]) + tail).item() / 29
-    assert train.evaluate_split(model, shorter, 8) == pytest.approx(expected, rel=1e-6)
-    per_target = train.evaluate_split(model, shorter, 8, per_target=True)
-    assert per_target.shape == (29,) and per_target.sum().item() == pytest.approx(expected * 29, rel=1e-6)
+        by_hand = torch.cat([F.cross_entropy(model(w[None, :-1])[0], w[1:], reduction="none")
+                             for w in windows])
+    assert by_hand.shape == (len(ids) - 1,)
+    torch.testing.assert_close(train.evaluate_split(model, ids, 8, windows_per_batch, per_target=True), by_hand)
+    mean = train.evaluate_split(model, ids, 8, windows_per_batch)
+    assert mean == pytest.approx(by_hand.double().mean().item(), rel=1e-6)
 
 
 def test_warmup_climbs_linearly_to_the_rate(monkeypatch):
@@ -154,11 +141,3 @@ def test_warmup_climbs_linearly_to_the_rate(monkeypatch):
     ids = torch.tensor(SENTENCE * 5)
     train.train(tiny_model(), ids, ids, steps=6, batch_size=2, lr=1e-2, eval_every=6, warmup_steps=4)
     assert rates == pytest.approx([2.5e-3, 5e-3, 7.5e-3, 1e-2, 1e-2, 1e-2])
-
-
-def test_a_generator_on_another_device_is_refused():
-    with torch.device("meta"):
-        model = tiny_model()
-    with pytest.raises(ValueError, match="torch.Generator"):
-        train.generate(model, torch.tensor([[1, 2]]), 2, 8, temperature=1.0,
-                       generator=torch.Generator().manual_seed(0))

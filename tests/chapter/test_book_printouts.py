@@ -17,6 +17,7 @@ difference must be in that notebook's table and at the spot PROSE names.
 
 import math
 import re
+from itertools import takewhile
 from pathlib import Path
 
 import nbformat
@@ -149,11 +150,8 @@ def spot_and_table(notebook, after_cell_id):
     cells = notebook.cells
     start = next(i for i, cell in enumerate(cells) if cell.get("id") == after_cell_id)
     first = next(i for i in range(start + 1, len(cells)) if cells[i].cell_type == "markdown")
-    spot = [cells[first].source]
-    for cell in cells[first + 1:]:
-        if cell.cell_type != "code":
-            break
-        spot.append(cell.source)
+    under = takewhile(lambda cell: cell.cell_type == "code", cells[first + 1:])
+    spot = [cells[first].source, *(cell.source for cell in under)]
     table = next((cell.source for cell in cells if cell.cell_type == "markdown"
                   and cell.source.startswith(TABLE_HEADING)), "")
     return spot, table
@@ -163,7 +161,7 @@ def mentions(text, token):
     return re.search(r"(?<![\d.])" + re.escape(token) + r"(?![\d])", text) is not None
 
 
-def unflagged(notebook, differing, spot, table):
+def unflagged(differing, spot, table):
     """The differences that the notebook does not flag at `spot` and in `table`."""
     rows = [line for line in table.splitlines() if line.startswith("|")]
     missing = []
@@ -192,7 +190,7 @@ def test_each_book_printout_is_compared_and_its_differences_flagged(block):
     assert differing == MISPRINTS.get(block, set())
     spot, table = spot_and_table(notebook, cell_ids[-1])
     assert spot[0].startswith(SPOT_START), f"{name}: no '{SPOT_START} ...' line after {cell_ids}"
-    assert unflagged(notebook, differing, spot, table) == []
+    assert unflagged(differing, spot, table) == []
 
 
 @pytest.mark.parametrize("key", PROSE)
@@ -204,7 +202,7 @@ def test_numbers_in_the_books_prose_are_flagged_where_they_differ(key):
     assert differing == MISPRINTS.get(key, set())
     cells = {cell.get("id"): cell for cell in notebook.cells}
     _, table = spot_and_table(notebook, cell_ids[-1] if cell_ids else spot_id)
-    assert unflagged(notebook, differing, [cells[spot_id].source], table) == []
+    assert unflagged(differing, [cells[spot_id].source], table) == []
 
 
 def test_an_unflagged_difference_is_caught():
@@ -216,7 +214,7 @@ def test_an_unflagged_difference_is_caught():
     name, cell_ids = BLOCKS["4.6-a"]
     differing = differences(BOOK_BLOCKS["4.6-a"], printed(notebook, cell_ids))
     spot, table = spot_and_table(notebook, cell_ids[-1])
-    assert unflagged(notebook, differing, spot, table) == [
+    assert unflagged(differing, spot, table) == [
         "-0.1018: not said at its spot",
         f"-0.1018 (here 0.1018): no row of {TABLE_HEADING!r} holds both"]
 

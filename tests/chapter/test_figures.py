@@ -15,7 +15,7 @@ import gpt_figures
 from tests.helpers import TINY_CONFIG
 
 BATCH = torch.tensor([[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]])
-
+NOTEBOOKS = Path(gpt.__file__).parent / "notebooks"
 
 pytestmark = pytest.mark.usefixtures("figures")
 
@@ -35,35 +35,24 @@ def colors(fig, gid):
     return [patch.get_facecolor() for patch in fig.axes[0].patches if patch.get_gid() == gid]
 
 
-class ExampleDeepNeuralNetwork(nn.Module):
-    """The toy network of notebooks/04_shortcut_connections.ipynb."""
-
-    def __init__(self, layer_sizes, use_shortcut):
-        super().__init__()
-        self.use_shortcut = use_shortcut
-        self.layers = nn.ModuleList([
-            nn.Sequential(nn.Linear(n_in, n_out), gpt.GELU())
-            for n_in, n_out in zip(layer_sizes[:-1], layer_sizes[1:])
-        ])
-
-    def forward(self, x):  # the book's: a shortcut only where the shapes match
-        for layer in self.layers:
-            layer_output = layer(x)
-            if self.use_shortcut and x.shape == layer_output.shape:
-                x = x + layer_output
-            else:
-                x = layer_output
-        return x
-
-
-def test_block_has_two_shortcuts_from_its_input_and_its_midpoint():
+def test_block_has_two_shortcuts_and_drawing_it_leaves_the_random_stream_alone():
     torch.manual_seed(123)
-    steps = gpt_figures.trace_steps(gpt.TransformerBlock(TINY_CONFIG), torch.rand(2, 4, 32))
+    block = gpt.TransformerBlock(TINY_CONFIG)  # training mode: dropout draws random numbers
+    x = torch.rand(2, 4, 32)
+    steps = gpt_figures.trace_steps(block, x)
     additions = [step.inputs for step in steps if step.label == "+"]
     # x + drop(att(norm1(x))), then that sum + drop(ff(norm2(sum))).
     assert additions == [["x", "drop_shortcut"], ["add", "drop_shortcut_1"]]
     modules = ["x", "norm1", "att", "drop_shortcut", "norm2", "ff", "drop_shortcut_1"]
     assert [step.name for step in steps if step.label != "+"] == modules
+
+    state = torch.get_rng_state()
+    fig = gpt_figures.draw_module(block, x, "a block")
+    assert torch.equal(torch.get_rng_state(), state)
+    assert fig.axes[0].get_title() == "a block"
+    assert texts(fig).count("[2, 4, 32]") == 9  # the input and every step
+    assert "att: MultiHeadAttention" in texts(fig)
+    assert fig.axes[0].get_legend() is not None  # shortcuts are drawn, so the legend explains them
 
 
 def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_meta):
@@ -108,7 +97,12 @@ def test_a_run_of_one_block_is_not_called_a_run(tiny_model):
 
 
 def test_toy_network_shows_the_shortcuts_its_run_takes():
-    network = ExampleDeepNeuralNetwork([3, 3, 3, 3, 3, 1], use_shortcut=True)
+    # The notebook's own class: a shortcut only where a layer keeps the shape.
+    cells = nbformat.read(NOTEBOOKS / "04_shortcut_connections.ipynb", as_version=4).cells
+    namespace = {"nn": nn, "GELU": gpt.GELU}
+    exec(next(cell.source for cell in cells if "class ExampleDeepNeuralNetwork(" in cell.source),
+         namespace)
+    network = namespace["ExampleDeepNeuralNetwork"]([3, 3, 3, 3, 3, 1], use_shortcut=True)
     steps = gpt_figures.trace_steps(network, torch.tensor([[1.0, 0.0, -1.0]]))
     # The layers sit in a ModuleList, which has no forward: each layer is a step of its own.
     layers = [step.label for step in steps if step.label not in ("+", "x (input)")]
@@ -119,21 +113,11 @@ def test_toy_network_shows_the_shortcuts_its_run_takes():
     assert steps[-1].shape == [1, 1]
 
 
-def test_drawing_shows_titles_shapes_and_leaves_the_random_stream_alone():
-    torch.manual_seed(123)
-    block = gpt.TransformerBlock(TINY_CONFIG)  # training mode: dropout draws random numbers
-    x = torch.rand(2, 4, 32)
-    state = torch.get_rng_state()
-    fig = gpt_figures.draw_module(block, x, "a block")
-    assert torch.equal(torch.get_rng_state(), state)
-
-    assert fig.axes[0].get_title() == "a block"
-    assert texts(fig).count("[2, 4, 32]") == 9  # the input and every step
-    assert "att: MultiHeadAttention" in texts(fig)
-    assert fig.axes[0].get_legend() is not None  # shortcuts are drawn, so the legend explains them
-
-
-def test_generation_loop_shows_each_line_of_one_real_step(tiny_model):
+def test_generation_loop_shows_each_line_of_generate_text_simple_with_its_shape(tiny_model):
+    source = inspect.getsource(gpt.generate_text_simple)
+    lines = [line.split("  #")[0].strip() for line in source.splitlines()]
+    drawn = [lines.index(line) for line in gpt_figures.GENERATION_LINES]
+    assert drawn == sorted(drawn)  # the lines of the function, in its order
     prompt = BATCH[:1]
     steps = gpt_figures.generation_steps(tiny_model, prompt, context_size=16)
     assert steps == [
@@ -150,13 +134,6 @@ def test_generation_loop_shows_each_line_of_one_real_step(tiny_model):
     fig = gpt_figures.draw_generation_loop(tiny_model, prompt, context_size=16)
     assert texts(fig)[:2] == ["idx (input)", "[1, 4]"]
     assert "next step: 5 tokens" in texts(fig)
-
-
-def test_generation_loop_shows_the_lines_of_generate_text_simple_in_order():
-    source = inspect.getsource(gpt.generate_text_simple)
-    lines = [line.split("  #")[0].strip() for line in source.splitlines()]
-    drawn = [lines.index(line) for line in gpt_figures.GENERATION_LINES]
-    assert drawn == sorted(drawn)
 
 
 def test_greedy_candidate_bars_are_the_top_probabilities_and_the_argmax_is_orange(tokenizer):
@@ -217,7 +194,7 @@ def test_reduction_colours_each_result_cell_like_the_cells_it_averages(
 
 
 def test_roadmap_names_each_chapter_notebook_and_what_it_builds():
-    notebooks = [path for path in sorted((Path(gpt.__file__).parent / "notebooks").glob("0*.ipynb"))
+    notebooks = [path for path in sorted(NOTEBOOKS.glob("0*.ipynb"))
                  if path.read_text().count('"# 4.')]  # chapter 4's sections, not chapter 3's recap
     assert len(notebooks) == len(gpt_figures.CHAPTER_STEPS)
     for path, (number, title, builds) in zip(notebooks, gpt_figures.CHAPTER_STEPS):
@@ -234,10 +211,16 @@ def test_roadmap_highlights_the_current_step_and_greys_the_later_ones():
     assert "Layer normalization" in texts(fig) and "LayerNorm" in texts(fig)
 
 
-def test_head_split_gives_each_head_its_block_of_every_token():
+@pytest.fixture
+def attention_and_x():
+    torch.manual_seed(123)
     attention = gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.0,
                                        num_heads=4)
-    x = torch.rand(2, 3, 24)
+    return attention, torch.rand(2, 3, 24)
+
+
+def test_head_split_gives_each_head_its_block_of_every_token(attention_and_x):
+    attention, x = attention_and_x
     steps = gpt_figures.head_split_steps(attention, x)
     assert [(call, list(t.shape)) for call, t in steps] == [
         ("W_query(x)", [2, 3, 24]), ("view(2, 3, 4, 6)", [2, 3, 4, 6]),
@@ -257,11 +240,8 @@ def test_head_split_gives_each_head_its_block_of_every_token():
     assert {f"head {h}" for h in range(4)} <= set(texts(fig))
 
 
-def test_the_pictured_split_is_the_one_multi_head_attention_attends_with():
-    torch.manual_seed(123)
-    attention = gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.0,
-                                       num_heads=4)
-    x = torch.rand(2, 3, 24)
+def test_the_pictured_split_is_the_one_multi_head_attention_attends_with(attention_and_x):
+    attention, x = attention_and_x
     heads = gpt_figures.head_split_steps(attention, x)[-1][1]  # where W_query(x)'s entries go
 
     def split(projection):  # the picture's split, applied to W_query's, W_key's or W_value's output

@@ -1,9 +1,9 @@
 """Unit tests for gpt.py: each component against a reference, then the whole model."""
 
 import json
+import shutil
 import socket
 import tempfile
-from pathlib import Path
 
 import pytest
 import tiktoken
@@ -14,10 +14,8 @@ from tiktoken_ext.openai_public import r50k_pat_str
 
 import gpt
 import gpt_engineering
-from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS, TINY_CONFIG
-
-BPE_DIR = Path(gpt.__file__).parent / "data" / "gpt2-bpe"
-
+from gpt_engineering import BPE_DIR
+from tests.helpers import BOOK_OUTPUT_IDS, BOOK_OUTPUT_TEXT, HELLO_IDS
 
 # ---- tokenizer -------------------------------------------------------------------------
 
@@ -28,16 +26,12 @@ BPE_DIR = Path(gpt.__file__).parent / "data" / "gpt2-bpe"
         ("Every effort moves you", [6109, 3626, 6100, 345]),
         ("Every day holds a", [6109, 1110, 6622, 257]),
         ("Hello, I am", HELLO_IDS),
+        ("<|endoftext|>", [50256]),
     ],
 )
 def test_tokenizer_gives_standard_gpt2_ids(tokenizer, text, ids):
-    assert tokenizer.encode(text) == ids
+    assert gpt.text_to_token_ids(text, tokenizer).tolist() == [ids]
     assert tokenizer.decode(ids) == text
-
-
-def test_tokenizer_knows_end_of_text(tokenizer):
-    assert tokenizer.n_vocab == 50257
-    assert gpt.text_to_token_ids("<|endoftext|>", tokenizer).tolist() == [[50256]]
 
 
 def test_tokenizer_builds_without_network(monkeypatch):
@@ -46,78 +40,50 @@ def test_tokenizer_builds_without_network(monkeypatch):
 
     monkeypatch.setattr(socket, "create_connection", no_network)
     monkeypatch.setattr(socket.socket, "connect", no_network)
-    assert gpt.get_tokenizer().encode("Hello, I am") == HELLO_IDS
-
-
-def copy_bpe_files(folder):
-    for name in gpt_engineering.BPE_FILES:
-        (folder / name).write_bytes((BPE_DIR / name).read_bytes())
-    return folder
+    assert gpt.get_tokenizer().n_vocab == 50257
 
 
 def swap_two_ids(encoder_json):
-    """encoder.json with the ids of " effort" and " moves" swapped: valid JSON, other ids."""
-    encoder = json.loads(encoder_json.read_text())
+    """encoder.json's bytes, the ids of " effort" and " moves" swapped: valid JSON, other ids."""
+    encoder = json.loads(encoder_json)
     encoder["Ġeffort"], encoder["Ġmoves"] = encoder["Ġmoves"], encoder["Ġeffort"]
-    encoder_json.write_text(json.dumps(encoder))
+    return json.dumps(encoder).encode()
 
 
-@pytest.mark.parametrize("cache_dir", [None, ""])  # tiktoken's default cache; caching disabled
-def test_a_file_edited_after_a_good_load_is_refused(tmp_path, monkeypatch, cache_dir):
-    if cache_dir is None:
-        monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
-    else:
-        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", cache_dir)
-    folder = copy_bpe_files(tmp_path)
-    assert gpt.get_tokenizer(folder).encode(" moves") == [6100]
-    swap_two_ids(folder / "encoder.json")
-    with pytest.raises(ValueError, match=r"encoder.json is damaged or edited"):
-        gpt.get_tokenizer(folder)
-
-
-def test_tokenizer_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
-    temp = tmp_path / "temp"
+def test_every_load_checks_the_files_afresh_and_writes_nothing(tmp_path, monkeypatch):
+    temp, folder = tmp_path / "temp", tmp_path / "bpe"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where tiktoken would cache
     monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
-    (tmp_path / "bpe").mkdir()
-    folder = copy_bpe_files(tmp_path / "bpe")
+    shutil.copytree(BPE_DIR, folder)
     before = {p: p.stat().st_mtime_ns for p in folder.iterdir()}
-    gpt.get_tokenizer(folder)
+    assert gpt.get_tokenizer(folder).encode(" moves") == [6100]
     assert list(temp.iterdir()) == []
     assert {p: p.stat().st_mtime_ns for p in folder.iterdir()} == before
+    (folder / "encoder.json").write_bytes(swap_two_ids((folder / "encoder.json").read_bytes()))
+    with pytest.raises(ValueError, match=r"encoder.json is damaged or edited"):
+        gpt.get_tokenizer(folder)
+    (folder / "vocab.bpe").unlink()
+    with pytest.raises(FileNotFoundError, match="vocab.bpe"):  # a missing file is named
+        gpt.get_tokenizer(folder)
 
 
 def test_merges_that_disagree_with_the_ids_are_refused():
-    vocab_bpe = (BPE_DIR / "vocab.bpe").read_bytes()
-    encoder_json = json.loads((BPE_DIR / "encoder.json").read_bytes())
-    encoder_json["Ġeffort"], encoder_json["Ġmoves"] = encoder_json["Ġmoves"], encoder_json["Ġeffort"]
+    encoder_json = swap_two_ids((BPE_DIR / "encoder.json").read_bytes())
     with pytest.raises(ValueError, match="disagree"):
-        gpt_engineering.gpt2_bpe_ranks(vocab_bpe, json.dumps(encoder_json).encode())
+        gpt_engineering.gpt2_bpe_ranks((BPE_DIR / "vocab.bpe").read_bytes(), encoder_json)
 
 
-def test_tokenizer_missing_file_is_named(tmp_path):
-    with pytest.raises(FileNotFoundError, match="vocab.bpe"):
-        gpt.get_tokenizer(tmp_path)
-
-
-def test_text_is_cut_into_pieces_as_tiktokens_gpt2_cuts_it(tokenizer):
-    text = "I'm sure they'll see 2,024 cats...   really?\n\n  Yes  "
-    ranks = gpt_engineering.gpt2_bpe_ranks(*((BPE_DIR / name).read_bytes()
-                                             for name in gpt_engineering.BPE_FILES))
+def test_tokenizer_equals_tiktokens_gpt2_read_by_tiktokens_own_loader(tokenizer, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader, without its cache
+    files = [BPE_DIR / name for name in gpt_engineering.BPE_FILES]  # vocab.bpe, encoder.json
+    ranks = data_gym_to_mergeable_bpe_ranks(*map(str, files))
+    assert gpt_engineering.gpt2_bpe_ranks(*(f.read_bytes() for f in files)) == ranks
     theirs = tiktoken.Encoding(name="theirs", pat_str=r50k_pat_str, mergeable_ranks=ranks,
                                special_tokens={})
+    text = "I'm sure they'll see 2,024 cats...   really?\n\n  Yes  "
     assert tokenizer.encode(text) == theirs.encode(text)
-
-
-def test_ranks_equal_tiktokens_own_loader(tmp_path, monkeypatch):
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # tiktoken's loader, without its cache
-    expected = data_gym_to_mergeable_bpe_ranks(str(BPE_DIR / "vocab.bpe"),
-                                               str(BPE_DIR / "encoder.json"))
-    ours = gpt_engineering.gpt2_bpe_ranks(*(f.read_bytes() for f in (BPE_DIR / "vocab.bpe",
-                                                         BPE_DIR / "encoder.json")))
-    assert ours == expected
 
 
 # ---- components ------------------------------------------------------------------------
@@ -140,17 +106,13 @@ def test_gelu_equals_torch_tanh_gelu():
     torch.testing.assert_close(gpt.GELU()(x), F.gelu(x, approximate="tanh"), rtol=1e-6, atol=1e-6)
 
 
-def test_module_creation_order_matches_the_book():
-    model = gpt.GPTModel(TINY_CONFIG)
-    assert [name for name, _ in model.named_children()] == [
-        "tok_emb", "pos_emb", "drop_emb", "trf_blocks", "final_norm", "out_head"
-    ]
-    block = model.trf_blocks[0]
-    assert [name for name, _ in block.named_children()] == [
-        "att", "ff", "norm1", "norm2", "drop_shortcut"
-    ]
-    assert [name for name, _ in block.att.named_children()] == [
-        "W_query", "W_key", "W_value", "out_proj", "dropout"
+def test_module_creation_order_matches_the_book(tiny_model):
+    block = tiny_model.trf_blocks[0]
+    modules = (tiny_model, block, block.att)
+    assert [[name for name, _ in module.named_children()] for module in modules] == [
+        ["tok_emb", "pos_emb", "drop_emb", "trf_blocks", "final_norm", "out_head"],
+        ["att", "ff", "norm1", "norm2", "drop_shortcut"],
+        ["W_query", "W_key", "W_value", "out_proj", "dropout"],
     ]
 
 
@@ -200,24 +162,18 @@ def test_thread_count_does_not_change_results(gpt2_small):
     assert torch.equal(logits[0].argmax(-1), logits[1].argmax(-1))
 
 
-def test_gpt2_small_parameter_counts(gpt2_small):
-    total = sum(p.numel() for p in gpt2_small.parameters())
-    assert total == 163_009_536
-    assert total - gpt2_small.out_head.weight.numel() == 124_412_160
-    assert gpt2_small.tok_emb.weight.shape == gpt2_small.out_head.weight.shape == (50257, 768)
-    assert round(total * 4 / 1024**2, 2) == 621.83
-
-
 @pytest.mark.parametrize(
-    "name, total, tied",
+    "name, qkv_bias, total, tied",
     [
-        ("gpt2-medium", 406_212_608, 354_749_440),
-        ("gpt2-large", 838_220_800, 773_891_840),
-        ("gpt2-xl", 1_637_792_000, 1_557_380_800),
+        ("gpt2-small", False, 163_009_536, 124_412_160),  # the book's two counts
+        ("gpt2-small", True, 163_037_184, 124_439_808),  # 12 blocks x 3 biases x 768 more
+        ("gpt2-medium", False, 406_212_608, 354_749_440),
+        ("gpt2-large", False, 838_220_800, 773_891_840),
+        ("gpt2-xl", False, 1_637_792_000, 1_557_380_800),
     ],
 )
-def test_analytic_breakdown_equals_numel(name, total, tied):
-    cfg = gpt.gpt2_config(name)
+def test_analytic_breakdown_equals_numel(name, qkv_bias, total, tied):
+    cfg = {**gpt.gpt2_config(name), "qkv_bias": qkv_bias}
     with torch.device("meta"):  # shapes only: no memory, no init time
         model = gpt.GPTModel(cfg)
     breakdown = gpt.parameter_breakdown(cfg)
@@ -226,10 +182,3 @@ def test_analytic_breakdown_equals_numel(name, total, tied):
     assert breakdown["attention"] == cfg["n_layers"] * sum(
         p.numel() for p in model.trf_blocks[0].att.parameters()
     )
-
-
-def test_breakdown_counts_qkv_bias():
-    cfg = {**TINY_CONFIG, "qkv_bias": True}
-    with torch.device("meta"):
-        model = gpt.GPTModel(cfg)
-    assert sum(gpt.parameter_breakdown(cfg).values()) == sum(p.numel() for p in model.parameters())

@@ -2,8 +2,8 @@
 way a learner would write it (most copy the chapter's code with one line changed).
 
 CASES names every one of them with the chapter component it is checked against;
-tests/checker/test_verdicts.py stores what the checker says about each (verdicts.json), and
-tests/checker/test_components.py asserts what matters about them one by one.
+tests/checker/test_verdicts.py freezes what the checker says about each in verdicts.json, which
+quotes some lines here by their number: add new code at the end of this file.
 """
 
 import math

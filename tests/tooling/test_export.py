@@ -3,6 +3,7 @@
 import ast
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from tools import export
@@ -17,8 +18,8 @@ def test_gpt_py_matches_the_notebooks_export_cells():
     )
 
 
-def test_only_marked_code_cells_are_exported(tmp_path):
-    notebook = new_notebook(
+def test_only_marked_code_cells_are_exported_in_notebook_order(tmp_path):
+    demo = new_notebook(
         cells=[
             new_markdown_cell("#| export\nprose is never exported"),
             new_code_cell("x = 1  # a demonstration"),
@@ -26,30 +27,20 @@ def test_only_marked_code_cells_are_exported(tmp_path):
             new_code_cell("# #| export in a comment is not the marker\ny = 2"),
         ]
     )
-    nbformat.write(notebook, tmp_path / "01_demo.ipynb")
+    nbformat.write(demo, tmp_path / "01_demo.ipynb")
+    nbformat.write(new_notebook(cells=[new_code_cell("#| export\nB = 2")]), tmp_path / "00_b.ipynb")
     assert export.export_cells(tmp_path / "01_demo.ipynb") == ["def kept():\n    return 1"]
     module = export.render_module(tmp_path)
-    assert "def kept():" in module and "x = 1" not in module and "y = 2" not in module
-
-
-def test_cells_follow_notebook_order(tmp_path):
-    for name, source in [("02_b.ipynb", "B = 2"), ("01_a.ipynb", "A = 1")]:
-        nbformat.write(new_notebook(cells=[new_code_cell("#| export\n" + source)]), tmp_path / name)
-    module = export.render_module(tmp_path)
-    assert module.index("A = 1") < module.index("B = 2")
+    assert module.index("B = 2") < module.index("def kept():")
+    assert "x = 1" not in module and "y = 2" not in module
 
 
 def test_a_hand_edit_of_gpt_py_is_detected(tmp_path, monkeypatch):
     edited = tmp_path / "gpt.py"
     edited.write_text(export.MODULE.read_text() + "\n\ndef added_by_hand():\n    pass\n")
     monkeypatch.setattr(export, "MODULE", edited)
-    monkeypatch.setattr("sys.argv", ["export.py", "--check"])
-    try:
-        export.main()
-    except SystemExit as exit:
-        assert "out of sync" in str(exit.code) and "added_by_hand" in str(exit.code)
-    else:
-        raise AssertionError("--check accepted a hand-edited gpt.py")
+    with pytest.raises(SystemExit, match="(?s)out of sync.*added_by_hand"):
+        export.main(["--check"])
 
 
 # ---- no chapter notebook uses a name that only a later notebook defines ---------------------
@@ -62,8 +53,8 @@ def defined_names(source):
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                      and isinstance(n.ctx, ast.Store)}
     return names
 
 
@@ -86,17 +77,9 @@ def names_used(notebook_path):
     return used
 
 
-def later_names_used(folder):
-    """{notebook: names it uses that only a later notebook's export cells define}."""
-    notebooks = sorted(folder.glob("*.ipynb"))
-    defined = [set().union(*map(defined_names, export.export_cells(p))) for p in notebooks]
-    found = {}
-    for i, path in enumerate(notebooks):
-        later = set().union(*defined[i + 1 :]) - set().union(*defined[: i + 1])
-        if names_used(path) & later:
-            found[path.name] = sorted(names_used(path) & later)
-    return found
-
-
 def test_no_chapter_notebook_uses_a_name_defined_later():
-    assert later_names_used(export.NOTEBOOKS) == {}
+    notebooks = sorted(export.NOTEBOOKS.glob("*.ipynb"))
+    defined = [set().union(*map(defined_names, export.export_cells(p))) for p in notebooks]
+    for i, path in enumerate(notebooks):
+        only_later = set().union(*defined[i + 1 :]) - set().union(*defined[: i + 1])
+        assert not names_used(path) & only_later, f"{path.name} uses names defined only later"

@@ -3,7 +3,7 @@ way a learner would write it (most copy the chapter's code with one line changed
 
 CASES names every one of them with the chapter component it is checked against;
 tests/checker/test_verdicts.py freezes what the checker says about each in verdicts.json, which
-quotes some lines here by their number: add new code at the end of this file.
+quotes some lines here by number: after moving code here, rewrite it and check its diff.
 """
 
 import math
@@ -279,7 +279,6 @@ PLANTED = {
 }
 
 
-
 # ---- the same mistakes inside larger modules: located, then diagnosed ---------------------------
 
 
@@ -303,7 +302,6 @@ def with_parts(kind, **parts):
     return type(kind, (base,), {"__init__": __init__})
 
 
-
 class TypedGPTModel(nn.Module):
     """A GPTModel as a learner types it from the book, in their own notebook."""
 
@@ -322,7 +320,6 @@ class TypedGPTModel(nn.Module):
 
 
 SMALL = {**gpt.GPT_CONFIG_124M, "vocab_size": 500, "emb_dim": 48, "n_heads": 4, "n_layers": 2, "context_length": 32}
-
 
 
 # ---- equivalent rewrites pass --------------------------------------------------------------------
@@ -382,7 +379,6 @@ def generate_without_softmax(model, idx, max_new_tokens, context_size):
     return idx
 
 
-
 # ---- training mode -----------------------------------------------------------------------------
 
 
@@ -402,7 +398,6 @@ class BlockWithExtraDropout(gpt.TransformerBlock):
     def forward(self, x):
         x = x + self.drop_shortcut(self.att(self.norm1(x)))
         return x + self.drop_shortcut(self.drop_ff(self.ff(self.norm2(x))))
-
 
 
 # ---- odd inputs get one sentence ---------------------------------------------------------------
@@ -431,8 +426,6 @@ class NotAModule:
 
 def list_generate(model, idx, max_new_tokens, context_size):
     return gpt.generate_text_simple(model, idx, max_new_tokens, context_size).tolist()
-
-
 
 
 # ---- the rarer findings ------------------------------------------------------------------------
@@ -482,8 +475,7 @@ class BlockOneDropout(gpt.TransformerBlock):
         return x + self.drop_shortcut(self.ff(self.norm2(x)))
 
 
-
-# ---- learner code the first round let through or misread ----------------------------------------
+# ---- mistakes that hide at 8 positions, in eval mode or from the outputs alone -------------------
 
 
 class AttentionRightForEight(Attention):
@@ -546,7 +538,6 @@ class GPTWrappedPositions(gpt.GPTModel):
         return self.out_head(self.final_norm(self.trf_blocks(self.drop_emb(x))))
 
 
-
 class AttentionHeadLoop(nn.Module):
     """One head at a time, with dropout on each head's weights: the chapter's function."""
 
@@ -576,7 +567,6 @@ class AttentionHeadLoop(nn.Module):
 class AttentionDropsScores(AttentionHeadLoop):
     def forward(self, x):
         return super().forward(x, drop_scores=True)
-
 
 
 class GPTReadsPositions(gpt.GPTModel):
@@ -838,7 +828,7 @@ CASES += [
     ("output head with a bias", GPTHeadWithBias, None),
     ("scale of shape (1, emb_dim)", RowLayerNorm, gpt.LayerNorm),
     ("constructor raises", LayerNormInitRaises, None),
-    # learner code the first round let through or misread
+    # mistakes that hide at 8 positions, in eval mode or from the outputs alone
     ("attention mask right for 8 positions", AttentionRightForEight, gpt.MultiHeadAttention),
     ("one-pass variance", LayerNormOnePass, gpt.LayerNorm),
     ("clamped mean", LayerNormClampedMean, gpt.LayerNorm),
@@ -884,7 +874,7 @@ MODEL_CASES = [
 ]
 
 
-# ---- round 3: code that passed though wrong, or got a message that sends the learner astray -----
+# ---- wrong code that is easy to pass, or to send astray with a wrong cause ----------------------
 
 
 class AttentionBiasFalse(Attention):
@@ -1080,7 +1070,7 @@ MODEL_CASES += [
         "GPTModel", MultiHeadAttention=AttentionMaskAttribute)(SMALL))),
 ]
 
-PLANTED.update({  # the round-3 mistakes the check now plants, as learners write them
+PLANTED.update({  # mistakes the check plants, as learners write them (see above)
     "scale_d_in": (AttentionScaleDIn, None), "split_strided": (AttentionStridedHeads, None),
     "softmax_batch_axis": (AttentionSoftmaxBatch, None),
     "stale_shortcut": (block(block_stale_shortcut), None),

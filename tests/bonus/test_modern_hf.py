@@ -16,8 +16,6 @@ from bonus.gpt2_to_llama_qwen.modern_hf import (
     model_from_hf,
 )
 
-pytest.importorskip("transformers")  # in requirements-bonus.txt, so CI always has it
-
 COMMON = {"vocab_size": 120, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
           "num_attention_heads": 4, "max_position_embeddings": 64,
           "eos_token_id": None}  # LlamaConfig's 2 would stop hf.generate early on some weights

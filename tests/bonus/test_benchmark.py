@@ -16,6 +16,7 @@ from tests.helpers import TINY_CONFIG
 pytestmark = pytest.mark.xdist_group("transformers")
 
 
+@pytest.mark.slow  # 4.5 s of benchmarking; .ci/run runs it
 def test_quick_run_prints_every_table_and_its_checks_hold(capsys):
     assert benchmark.main(["--quick", "--rounds", "1"]) == 0
     out = capsys.readouterr().out

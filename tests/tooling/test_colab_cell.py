@@ -69,6 +69,7 @@ def test_write_replaces_only_the_first_code_cells_source(tmp_path):
     assert setup_cell.differing([path], "new setup") == []
 
 
+@pytest.mark.slow  # a notebook kernel of its own; .ci/run runs it
 def test_in_colab_the_cell_stops_clearly_or_makes_gpt_importable(tmp_path):
     cell = setup_cell.canonical_cell()
     course = tmp_path / "llm-ch4"  # a Drive copy of the course, with what `import gpt` needs

@@ -9,6 +9,7 @@ notebook (notebooks/appendix_engineering.ipynb) explains it.
 
 import argparse
 import codecs
+import contextlib
 import sys
 import time
 
@@ -28,11 +29,10 @@ def whole_number(low, high):
     """An argparse type: a whole number from `low` to `high`, or a one-line error."""
 
     def parse(text):
-        try:
-            if low <= int(text) <= high:
-                return int(text)
-        except ValueError:  # not a number, or too many digits for int()
-            pass
+        with contextlib.suppress(ValueError):  # not a number, or too many digits for int()
+            value = int(text)
+            if low <= value <= high:
+                return value
         shown = text if len(text) <= 24 else text[:21] + "..."
         raise argparse.ArgumentTypeError(
             f"must be a whole number from {low:,} to {high:,}, got {shown!r}")

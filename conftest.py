@@ -31,15 +31,8 @@ os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(128 * 1024))
 # the Chinese notebooks with the switch, zh/exercises, zh/solutions and zh/practice.
 collect_ignore_glob = ["zh/notebooks/*", "zh/bonus/*/*"]
 
-BIG_MODELS = "big-models"
-TRANSFORMERS = "transformers"
-
 # Notebooks that build a GPT-2-sized model with real weights.
-BIG_NOTEBOOKS = {
-    "notebooks/06_gpt_model.ipynb",
-    "notebooks/07_generating_text.ipynb",
-}
-
+BIG_NOTEBOOKS = {"notebooks/06_gpt_model.ipynb", "notebooks/07_generating_text.ipynb"}
 # Test files whose tests import transformers (a single test elsewhere carries the mark itself).
 TRANSFORMERS_FILES = {"test_hf_interop.py", "test_modern_hf.py"}
 
@@ -50,11 +43,10 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("xdist_group"):
             continue
         notebook = "/".join(item.path.parts[-2:])  # folder/name: practice/06 builds no GPT-2
-        big = "gpt2_small" in getattr(item, "fixturenames", ()) or notebook in BIG_NOTEBOOKS
-        if big:
-            group = BIG_MODELS
+        if "gpt2_small" in getattr(item, "fixturenames", ()) or notebook in BIG_NOTEBOOKS:
+            group = "big-models"
         elif item.path.name in TRANSFORMERS_FILES:
-            group = TRANSFORMERS
+            group = "transformers"
         else:
             group = re.sub(r"\W", "_", item.path.stem)  # the file; \W confuses xdist
         item.add_marker(pytest.mark.xdist_group(group))
@@ -62,7 +54,7 @@ def pytest_collection_modifyitems(items):
 
 def pytest_collection_finish(session):
     """Fail loudly if xdist ignored the groups (it does with pytest 9.2, xdist issue #1386)."""
-    on_worker = hasattr(session.config, "workerinput")
-    if on_worker and session.config.getvalue("loadgroup"):
+    config = session.config
+    if hasattr(config, "workerinput") and config.getvalue("loadgroup"):  # on an xdist worker
         if any("@" not in item.nodeid for item in session.items):
             raise pytest.UsageError("pytest-xdist ignored the xdist_group marks: see requirements.txt")

@@ -1,13 +1,12 @@
 """The engineering under gpt.py that chapter 4 does not teach, explained in the appendix notebook.
 
-- `get_tokenizer` (gpt.py hands it on as gpt.get_tokenizer): GPT-2's tokenizer built offline
-  from the two BPE files shipped in data/gpt2-bpe/, each checked against the SHA-256 sum of
-  OpenAI's original at every load (the book calls `tiktoken.get_encoding("gpt2")`, which
-  downloads them).
-- The guards that the chapter's code calls in one line each: `check_config` and
-  `check_num_tokens` in `GPTModel` (notebook 06), `check_generation_args` in
-  `generate_text_simple` (notebook 07). They read a config, a shape or the arguments of one
-  call, never the values of a tensor inside the forward pass.
+- `get_tokenizer` (handed on as gpt.get_tokenizer): GPT-2's tokenizer built offline from the two
+  BPE files in data/gpt2-bpe/, checked against the SHA-256 sums of OpenAI's originals at every
+  load (the book's `tiktoken.get_encoding("gpt2")` downloads them).
+- The guards the chapter's code calls in one line each: `check_config` and `check_num_tokens` in
+  `GPTModel` (notebook 06), `check_generation_args` in `generate_text_simple` (notebook 07). They
+  read a config, a shape or the arguments of one call, never the values of a tensor inside the
+  forward pass.
 """
 
 import hashlib
@@ -54,14 +53,12 @@ def gpt2_bpe_ranks(vocab_bpe, encoder_json):
     return ranks
 
 
-def get_tokenizer(bpe_dir=None):
+def get_tokenizer(bpe_dir=BPE_DIR):
     """The GPT-2 tokenizer, built offline from the BPE files in `bpe_dir`.
 
-    By default the files are the ones in `data/gpt2-bpe/` next to this module. Their hashes are
-    checked at every call, and nothing is cached or written anywhere.
+    Their hashes are checked at every call, and nothing is cached or written anywhere.
     """
-    bpe_dir = Path(bpe_dir) if bpe_dir is not None else BPE_DIR
-    files = {name: read_checked(bpe_dir / name, sha256) for name, sha256 in BPE_FILES.items()}
+    files = {name: read_checked(Path(bpe_dir) / name, sha256) for name, sha256 in BPE_FILES.items()}
     return tiktoken.Encoding(
         name="gpt2",
         explicit_n_vocab=50257,

@@ -5,6 +5,7 @@ learner reads one line instead of the drawing code. `pip install -e .` makes it 
 The data paths come from running an example through a module with forward hooks, the shapes of
 the generation loop from running one step of it; the roadmap and the lines of the loop are
 written down here, and tests/chapter/test_figures.py checks them against the notebooks and gpt.py.
+Each draw_* function returns its figure; a notebook cell ends with `plt.show()`.
 """
 
 import inspect
@@ -37,17 +38,15 @@ def canvas(width, height, title):
 
 def add_legend(ax, entries):
     """A one-line legend under the drawing; `entries` are (label, color, line width)."""
-    handles = [Line2D([], [], color=color, lw=width) for _, color, width in entries]
-    labels = [label for label, _, _ in entries]
-    ax.legend(handles, labels, loc="lower center", ncol=len(entries), fontsize=8, frameon=False)
+    handles = [Line2D([], [], color=color, lw=width, label=label) for label, color, width in entries]
+    ax.legend(handles=handles, loc="lower center", ncol=len(entries), fontsize=8, frameon=False)
 
 
-def draw_box(ax, x, y, half_width, label, shape, color=BOX_COLOR, **label_style):
+def draw_box(ax, x, y, half_width, label, shape, color=BOX_COLOR, fontsize=9, **label_style):
     """A rounded box centred at (x, y): a label above a shape, e.g. "[2, 4, 768]"."""
     ax.add_patch(FancyBboxPatch((x - half_width, y - BOX_H / 2), 2 * half_width, BOX_H,
                                 boxstyle=ROUNDED, facecolor=color, edgecolor=PATH_COLOR))
-    label_style = {"fontsize": 9, **label_style}  # e.g. family="monospace" for code
-    ax.text(x, y + 0.08, label, ha="center", va="center", **label_style)
+    ax.text(x, y + 0.08, label, ha="center", va="center", fontsize=fontsize, **label_style)
     ax.text(x, y - 0.11, shape, ha="center", va="center", fontsize=8, color=SHAPE_COLOR)
 
 
@@ -58,18 +57,13 @@ def draw_adder(ax, x, y, shape):
     ax.text(x - RADIUS - 0.1, y, shape, ha="right", va="center", fontsize=8, color=SHAPE_COLOR)
 
 
-def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0, **style):
+def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0):
     """An arrow along the straight segments joining `points`."""
-    arrow = FancyArrowPatch(
-        path=ArrowPath(points), arrowstyle="-|>", mutation_scale=10, color=color,
-        linewidth=linewidth, **style,
-    )
-    ax.add_patch(arrow)
+    ax.add_patch(FancyArrowPatch(path=ArrowPath(points), arrowstyle="-|>", mutation_scale=10,
+                                 color=color, linewidth=linewidth))
 
 
 # ---- The data path of a module: forward hooks record its calls, autograd how they connect.
-
-CONTAINERS = (torch.nn.ModuleList, torch.nn.ModuleDict)  # hold submodules, have no forward
 
 
 @dataclass
@@ -89,9 +83,7 @@ def describe(module):
     if not isinstance(module, torch.nn.Sequential):
         return type(module).__name__
     kinds = [type(child).__name__ for child in module]
-    if len(set(kinds)) == 1:
-        return f"{len(kinds)} × {kinds[0]}"
-    return " → ".join(kinds)
+    return f"{len(kinds)} × {kinds[0]}" if len(set(kinds)) == 1 else " → ".join(kinds)
 
 
 def _next_sibling(module, path, after):
@@ -190,7 +182,7 @@ def trace_steps(module, example_input, expand=()):
                      for n in range(1, path.count(".") + 2)}
     hooks = []
     for path, sub in module.named_modules():  # parents first
-        if path.rpartition(".")[0] in opened and isinstance(sub, CONTAINERS):
+        if path.rpartition(".")[0] in opened and isinstance(sub, torch.nn.ModuleList):
             opened.add(path)  # a ModuleList has no forward: its children are called
         if path in expand:
             hooks.append(sub.register_forward_pre_hook(
@@ -214,7 +206,7 @@ def draw_module(module, example_input, title, expand=()):
 
     Steps at the same depth sit side by side; a connection that skips rows (a shortcut) runs
     down the right-hand side. Submodules in `expand` (e.g. ("trf_blocks.0",)) are drawn opened
-    up, framed. Returns the figure; end the cell with `plt.show()`.
+    up, framed.
     """
     steps = trace_steps(module, example_input, expand)
     depth = {}  # the row of each step: one below the deepest step it reads
@@ -223,26 +215,23 @@ def draw_module(module, example_input, title, expand=()):
     edges = [(source, step.name) for step in steps for source in step.inputs]
     shortcuts = {(a, b) for a, b in edges if depth[b] - depth[a] > 1}
     width, span = 5.0, 3.3  # the boxes of a row share `span` inches
-    n_rows = max(depth.values()) + 1
-    fig, ax = canvas(width, n_rows * ROW + (0.45 if shortcuts else 0.0), title)
+    fig, ax = canvas(width, (max(depth.values()) + 1) * ROW + (0.45 if shortcuts else 0.0), title)
     center = 2.15 if shortcuts else width / 2  # shortcuts need room on the right
     lane = center + span / 2 + 0.3
 
     place = {}  # step name -> (x, y, half width, half height)
-    for row in range(n_rows):
-        names_in_row = [step.name for step in steps if depth[step.name] == row]
-        slot = span / len(names_in_row)
-        for i, name in enumerate(names_in_row):
-            x = center - span / 2 + slot * (i + 0.5)
-            place[name] = (x, -ROW / 2 - row * ROW, slot / 2 - 0.06, BOX_H / 2)
     for step in steps:
-        x, y, half_w, _ = place[step.name]
+        row = [other.name for other in steps if depth[other.name] == depth[step.name]]
+        slot = span / len(row)
+        x = center - span / 2 + slot * (row.index(step.name) + 0.5)
+        y = -ROW / 2 - depth[step.name] * ROW
         if step.label == "+":
             place[step.name] = (x, y, RADIUS, RADIUS)
             draw_adder(ax, x, y, str(step.shape))
         else:  # inputs, which read no other step, in grey
+            place[step.name] = (x, y, slot / 2 - 0.06, BOX_H / 2)
             color = BOX_COLOR if step.inputs else INPUT_COLOR
-            draw_box(ax, x, y, half_w, step.label, str(step.shape), color)
+            draw_box(ax, x, y, slot / 2 - 0.06, step.label, str(step.shape), color)
 
     for source, target in edges:
         sx, sy, _, s_half_h = place[source]
@@ -279,7 +268,7 @@ def draw_feedforward(feed_forward, example_input):
     """Draw a `gpt.FeedForward`'s layers as bars as tall as each result's feature count.
 
     The shapes come from running `example_input` through it; each layer is labelled with its
-    class and the feature counts it maps between. Returns the figure.
+    class and the feature counts it maps between.
     """
     steps = trace_steps(feed_forward, example_input, expand=("layers",))
     features = [step.shape[-1] for step in steps]
@@ -294,16 +283,14 @@ def draw_feedforward(feed_forward, example_input):
     for i, (x, h, step) in enumerate(zip(xs, height, steps)):
         ax.add_patch(Rectangle((x, middle - h / 2), bar_w, h, facecolor=BOX_COLOR,
                                edgecolor=PATH_COLOR, gid="feature bar"))
-        ax.text(x + bar_w / 2, middle + h / 2 + 0.12, f"{step.shape[-1]:,}", ha="center",
-                fontsize=9)
+        ax.text(x + bar_w / 2, middle + h / 2 + 0.12, f"{features[i]:,}", ha="center", fontsize=9)
         ends = {0: "input\n", len(steps) - 1: "output\n"}
         ax.text(x + bar_w / 2, middle - tallest / 2 - 0.15, ends.get(i, "") + str(step.shape),
                 ha="center", va="top", fontsize=8, color=SHAPE_COLOR)
     for i, step in enumerate(steps[1:]):  # the layer between bar i and bar i + 1
         left, right = xs[i] + bar_w, xs[i + 1]
-        h_in, h_out = height[i], height[i + 1]
-        corners = [(left, middle - h_in / 2), (left, middle + h_in / 2),
-                   (right, middle + h_out / 2), (right, middle - h_out / 2)]
+        corners = [(left, middle - height[i] / 2), (left, middle + height[i] / 2),
+                   (right, middle + height[i + 1] / 2), (right, middle - height[i + 1] / 2)]
         changes = features[i] != features[i + 1]
         ax.add_patch(Polygon(corners, facecolor=HIGHLIGHT_COLOR if changes else "0.96",
                              edgecolor="none"))
@@ -319,17 +306,19 @@ CELL = 0.4
 GROUP_COLORS = plt.get_cmap("Pastel1").colors
 
 
-def _draw_cells(ax, tensor, left, top, groups, names):
-    """Draw a 2-D tensor as a grid, a 3-D one as its matrices side by side; return the corners.
+def _draw_cells(ax, tensor, name, left, top, groups):
+    """Draw a 2-D tensor as a grid named `name`, a 3-D one as its matrices side by side (`name[0]`,
+    `name[1]`, ...); return the (left, top) corner of each matrix.
 
     Each cell shows its value, coloured by `groups` (same colour: same result element).
-    `names` labels each matrix. Returns the (left, top) corner of each matrix.
     """
     corners = []
-    for matrix, group, name in zip(tensor.reshape(-1, *tensor.shape[-2:]),
-                                   groups.reshape(-1, *tensor.shape[-2:]), names):
+    matrices = tensor.reshape(-1, *tensor.shape[-2:])
+    groups = groups.expand(tensor.shape).reshape(matrices.shape)
+    names = [name] if tensor.dim() == 2 else [f"{name}[{i}]" for i in range(len(tensor))]
+    for matrix, group, label in zip(matrices, groups, names):
         corners.append((left, top))
-        ax.text(left, top + 0.05, name, fontsize=8, family="monospace", color=SHAPE_COLOR)
+        ax.text(left, top + 0.05, label, fontsize=8, family="monospace", color=SHAPE_COLOR)
         for i, row in enumerate(matrix.tolist()):
             for j, value in enumerate(row):
                 color = GROUP_COLORS[group[i, j] % len(GROUP_COLORS)]
@@ -368,7 +357,7 @@ def draw_reductions(tensors, dims=(0, -1)):
 
     One row per (tensor, dim): the tensor's cells with arrows along the reduced axis, then the
     result's cells. A result cell and the input cells averaged into it share a colour. The
-    values and shapes shown are those of real `mean` calls. Returns the figure.
+    values and shapes shown are those of real `mean` calls.
     """
     panels = []  # (tensor, dim, its mean with keepdim=True, heading)
     for x in tensors:
@@ -386,16 +375,12 @@ def draw_reductions(tensors, dims=(0, -1)):
     for (x, dim, kept, heading), height in zip(panels, heights):
         ax.text(0.15, top - 0.2, heading, fontsize=9, family="monospace", va="center")
         # Result element k averages the input cells that broadcasting it back would fill.
-        result_groups = torch.arange(kept.numel()).reshape(kept.shape)
-        matrix_names = [f"x[{i}]" for i in range(x.shape[0])] if x.dim() == 3 else ["x"]
-        corners = _draw_cells(ax, x, 0.3, top - 0.7, result_groups.expand(x.shape),
-                              matrix_names)
+        groups = torch.arange(kept.numel()).reshape(kept.shape)
+        corners = _draw_cells(ax, x, "x", 0.3, top - 0.7, groups)
         _draw_reduced_axis(ax, x, dim, corners)
         right = max(cx for cx, _ in corners) + x.shape[-1] * CELL
-        ax.text(right + 0.3, top - 0.7 - x.shape[-2] * CELL / 2, "→", fontsize=16,
-                va="center")
-        kept_names = ["mean"] if kept.dim() == 2 else [f"mean[{i}]" for i in range(len(kept))]
-        _draw_cells(ax, kept, right + 0.8, top - 0.7, result_groups, kept_names)
+        ax.text(right + 0.3, top - 0.7 - x.shape[-2] * CELL / 2, "→", fontsize=16, va="center")
+        _draw_cells(ax, kept, "mean", right + 0.8, top - 0.7, groups)
         top -= height
     return fig
 
@@ -432,7 +417,7 @@ def draw_generation_loop(model, idx, context_size):
     """Draw one step of greedy generation (`gpt.generate_text_simple`) and its loop back.
 
     Each box is a line of the function that makes a tensor, with the shape it had when one
-    step ran on `model` and the ids `idx`. Returns the figure; end the cell with `plt.show()`.
+    step ran on `model` and the ids `idx`.
     """
     steps = [("idx (input)", list(idx.shape))] + generation_steps(model, idx, context_size)
     half_w = max(0.034 * len(code) for code, _ in steps) + 0.2  # 8 pt monospace: 0.067 in/char
@@ -462,8 +447,7 @@ def draw_greedy_candidates(step_probas, chosen, tokenizer, first_position=0, top
 
     `step_probas` holds one row of next-token probabilities per step ([steps, vocab_size]),
     `chosen` the id each step picked, and `first_position` the position of the token that the
-    first step chose. The dashed line is the uniform probability 1 / vocab_size. Returns the
-    figure; end the cell with `plt.show()`.
+    first step chose. The dashed line is the uniform probability 1 / vocab_size.
     """
     steps, vocab_size = step_probas.shape
     cols = min(3, steps)
@@ -472,10 +456,9 @@ def draw_greedy_candidates(step_probas, chosen, tokenizer, first_position=0, top
     fig, axes = plt.subplots(rows, cols, figsize=(10, height), sharex=True, squeeze=False)
     fig.subplots_adjust(left=0.13, right=0.98, top=1 - 0.6 / height, bottom=0.95 / height,
                         wspace=0.6, hspace=0.35)
-    for step, ax in enumerate(axes.flat):
-        if step >= steps:
-            ax.set_visible(False)
-            continue
+    for ax in axes.flat[steps:]:  # the grid's empty places
+        ax.set_visible(False)
+    for step, ax in enumerate(axes.flat[:steps]):
         top = torch.topk(step_probas[step], top_k)
         ids = top.indices.tolist()
         labels = [repr(tokenizer.decode([i])) for i in ids]
@@ -516,22 +499,19 @@ CHAPTER_STEPS = (
 def draw_roadmap(current):
     """The chapter's notebooks in build order, section `current` (e.g. "4.3") highlighted.
 
-    Each box shows a notebook's number and title; under it, what it builds. Returns the
-    figure; end the cell with `plt.show()`.
+    Each box shows a notebook's number and title; under it, what it builds.
     """
     box_w, gap, box_h = 1.3, 0.2, 0.62
     fig, ax = canvas(0.2 + len(CHAPTER_STEPS) * (box_w + gap) - gap, box_h + 0.6,
                      f"Chapter 4 step by step: this is {current} (under each: what it builds)")
-    done = True
     for i, (number, title, builds) in enumerate(CHAPTER_STEPS):
         x, y = 0.1 + i * (box_w + gap), -0.05
-        is_current = number == current
-        face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if done else "0.95"
+        is_current, reached = number == current, number <= current  # "4.1" < "4.2" as text too
+        face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if reached else "0.95"
         ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, boxstyle=ROUNDED, gid="step",
-                                    facecolor=face,
-                                    edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR,
-                                    linewidth=2 if is_current else 1))
-        text_color = "black" if done else SHAPE_COLOR
+                                    facecolor=face, linewidth=2 if is_current else 1,
+                                    edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR))
+        text_color = "black" if reached else SHAPE_COLOR
         ax.text(x + box_w / 2, y - 0.13, number, ha="center", va="center",
                 fontsize=9, fontweight="bold", color=text_color)
         title = "\n".join(textwrap.wrap(title, 20, break_on_hyphens=False))
@@ -542,7 +522,6 @@ def draw_roadmap(current):
                 fontsize=6.5, family="monospace", color=SHAPE_COLOR)
         if i:
             draw_arrow(ax, [(x - gap + 0.02, y - box_h / 2), (x - 0.02, y - box_h / 2)])
-        done = done and not is_current
     return fig
 
 
@@ -608,13 +587,12 @@ def draw_head_split(attention, x):
     """Draw how `attention.forward` splits the queries into heads, for the first sequence of `x`.
 
     The steps are those of `head_split_steps`: W_query's output, then each call of the split
-    with the shape it gives. In every step, axis 1 runs down the rows. A cell
-    stands for `head_dim` entries of one token, coloured by the head its features belong to and
-    labelled "t<token>·h<head>". Returns the figure; end the cell with `plt.show()`.
+    with the shape it gives. In every step, axis 1 runs down the rows. A cell stands for
+    `head_dim` entries of one token, coloured by the head its features belong to and labelled
+    "t<token>·h<head>".
     """
     steps = head_split_steps(attention, x)
-    b, _, d_out = steps[0][1].shape
-    head_dim = steps[-1][1].shape[-1]
+    b, head_dim, d_out = len(x), attention.head_dim, attention.d_out
     cell_w, cell_h, row_h, left = 0.5, 0.22, 0.3, 0.85
     panels = []  # (heading, rows of (token, head) cells)
     for i, (call, tensor) in enumerate(steps):
@@ -636,13 +614,13 @@ def draw_head_split(attention, x):
         gap = 0.08 if i else 0.0  # W_query's output: one unbroken vector per token
         for r, cells in enumerate(rows):
             y = top - 0.55 - r * row_h
-            for c, cell in enumerate(cells):
+            for c, (token, head) in enumerate(cells):
                 x0 = left + c * (cell_w + gap)
-                face = HEAD_COLORS[cell[1] % len(HEAD_COLORS)]
+                face = HEAD_COLORS[head % len(HEAD_COLORS)]
                 ax.add_patch(Rectangle((x0, y - cell_h), cell_w, cell_h, facecolor=face,
                                        edgecolor=PATH_COLOR, gid="head cell"))
-                ax.text(x0 + cell_w / 2, y - cell_h / 2, f"t{cell[0]}·h{cell[1]}",
-                        ha="center", va="center", fontsize=6.5)
+                ax.text(x0 + cell_w / 2, y - cell_h / 2, f"t{token}·h{head}", ha="center",
+                        va="center", fontsize=6.5)
             ax.text(left - 0.1, y - cell_h / 2, " ".join(map(str, _caption(cells))),
                     ha="right", va="center", fontsize=7.5, color=SHAPE_COLOR)
         if i == 0:  # the features in each column

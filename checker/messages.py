@@ -1,7 +1,7 @@
 """The English texts of the checks: ENGLISH[code], with {placeholders} filled by the check.
 
 The Chinese ones are translated in locale/zh/checker/messages.po (tools/zh_sync.py makes
-checker/messages_zh.py from it). Identifiers and code in the texts (nn.Linear, size_mb, 1024**2)
+checker/messages_zh.mo from it). Identifiers and code in the texts (nn.Linear, size_mb, 1024**2)
 stay as they are in every language.
 """
 

@@ -37,6 +37,7 @@ def assert_changes_marked_new(chapter, variant):
                     if line.split("# NEW")[0].rstrip() in old[i1:i2] and line.split("#")[0].strip()]
         assert not restated, f"marked # NEW but the chapter's line as it is: {restated}"
 
+
 def cached_and_full_logits(model, ids, prefill):
     """The last logits of each call with `model`'s KV cache (the first `prefill` tokens at once,
     then one token per call), and the logits at those positions from one pass without it."""

@@ -111,8 +111,7 @@ def notebook_07_model(vocab_size, drop_rate):
 
 
 def training(device, quick):
-    tokenizer = gpt.get_tokenizer()
-    gpt2_ids = tokenizer.encode(train.load_text())
+    gpt2_ids = gpt.get_tokenizer().encode(train.load_text())
     vocab = train.Vocab(gpt2_ids)
     train_ids, val_ids = train.split(vocab.encode(gpt2_ids))
     losses = []

@@ -5,13 +5,14 @@
 
 A code cell is exported when its first line is exactly `#| export`. Cells are taken
 in notebook order (notebooks sorted by file name), the marker line dropped. Each notebook
-imports what its own cells need; the module gets every import once, at the top, standard
-library first.
+imports what its own cells need; the module gets every import once, at the top, sorted by ruff
+(requirements-dev.txt) as the lint wants them.
 """
 
 import argparse
 import ast
 import difflib
+import subprocess
 import sys
 from pathlib import Path
 
@@ -57,29 +58,13 @@ def split_imports(source):
 
 
 def import_block(imports):
-    """The imports once each, in isort's three groups: standard library, third party, the course.
-
-    `from m import a` and `from m import b` become `from m import a, b`.
-    """
-    plain, names_from = set(), {}
-    for node in imports:
-        if isinstance(node, ast.Import):
-            plain |= {ast.unparse(ast.Import(names=[alias])) for alias in node.names}
-        else:
-            names_from.setdefault(node.module, set()).update(
-                ast.unparse(alias) for alias in node.names)
-    statements = sorted(plain) + [f"from {module} import {', '.join(sorted(names))}"
-                                  for module, names in sorted(names_from.items())]
-
-    def group(stmt):
-        module = stmt.split()[1].split(".")[0]
-        return 0 if module in sys.stdlib_module_names else 2 if (ROOT / f"{module}.py").exists() else 1
-
-    def key(stmt):  # `import x` before `from x import y`, then by module name
-        return stmt.startswith("from"), stmt.split()[1]
-
-    groups = [sorted((s for s in statements if group(s) == g), key=key) for g in range(3)]
-    return "\n\n".join("\n".join(part) for part in groups if part)
+    """The imports once each, merged, grouped and sorted as the lint wants: by ruff's isort rules,
+    with pyproject.toml's list of the course's own modules."""
+    ruff = [sys.executable, "-m", "ruff", "check", "--select", "I", "--fix", "--quiet",
+            "--stdin-filename", MODULE.name, "-"]
+    sorted_imports = subprocess.run(ruff, input="\n".join(map(ast.unparse, imports)), cwd=ROOT,
+                                    capture_output=True, text=True, check=True).stdout
+    return sorted_imports.strip("\n")
 
 
 def render_module(notebook_dir=NOTEBOOKS):
@@ -106,14 +91,13 @@ def main(argv=None):
     if not args.check:
         MODULE.write_text(expected)
         print(f"wrote {MODULE.name} ({expected.count(chr(10))} lines)")
-        return
-    actual = MODULE.read_text() if MODULE.exists() else ""
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(), actual.splitlines(), "from notebooks", "gpt.py", lineterm=""
-        )
-        sys.exit("gpt.py is out of sync with the notebooks:\n" + "\n".join(diff))
-    print("gpt.py matches the notebooks' export cells")
+    elif (actual := MODULE.read_text()) != expected:
+        diff = difflib.unified_diff(expected.splitlines(), actual.splitlines(),
+                                    "from notebooks", "gpt.py", lineterm="")
+        sys.exit("gpt.py is out of sync with the notebooks: edit the notebook's `#| export` cell "
+                 "(never gpt.py by hand), then run `python tools/export.py`\n" + "\n".join(diff))
+    else:
+        print("gpt.py matches the notebooks' export cells")
 
 
 if __name__ == "__main__":

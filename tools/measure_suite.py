@@ -10,6 +10,7 @@ printed: RSS counts shared library pages once per process (an upper bound); PSS 
 pages between the processes that map them (the machine's actual use).
 """
 
+import contextlib
 import subprocess
 import sys
 import time
@@ -21,15 +22,11 @@ SAMPLE_SECONDS = 0.5  # long-lived processes hold the peak, so it is not missed
 
 def tree_memory(root):
     """(RSS, PSS) summed over `root` and its descendants, in bytes."""
-    rss = pss = 0
+    infos = []
     for proc in [root, *root.children(recursive=True)]:
-        try:
-            info = proc.memory_full_info()
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue  # a process that ended between listing and reading
-        rss += info.rss
-        pss += info.pss
-    return rss, pss
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):  # it ended meanwhile
+            infos.append(proc.memory_full_info())
+    return sum(info.rss for info in infos), sum(info.pss for info in infos)
 
 
 def main():
@@ -37,11 +34,11 @@ def main():
     start = time.perf_counter()
     pytest = subprocess.Popen([sys.executable, "-m", "pytest", "-q", *extra])
     root = psutil.Process(pytest.pid)
-    peak_rss = peak_pss = 0
+    samples = [(0, 0)]
     while pytest.poll() is None:
-        rss, pss = tree_memory(root)
-        peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
+        samples.append(tree_memory(root))
         time.sleep(SAMPLE_SECONDS)
+    peak_rss, peak_pss = map(max, zip(*samples))
     wall = time.perf_counter() - start
     print(f"\nsuite wall time: {wall:.1f} s")
     print(f"peak memory, all processes: {peak_pss / 2**30:.2f} GiB PSS, {peak_rss / 2**30:.2f} GiB RSS")

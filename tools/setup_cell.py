@@ -9,6 +9,7 @@ folds it away (collapsed in JupyterLab, a form showing only its `#@title` line i
 """
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -21,18 +22,16 @@ LABEL = "Setup cell"  # the line that introduces the cell's code block in CONTRI
 FOLDED = {"jupyter": {"source_hidden": True}, "cellView": "form"}  # JupyterLab's and Colab's key
 
 
-def canonical_cell(guide=GUIDE):
+def canonical_cell():
     """The code block that follows the line starting with LABEL in CONTRIBUTING.md."""
-    lines = guide.read_text().splitlines()
-    label = next((i for i, line in enumerate(lines) if line.startswith(LABEL)), None)
-    if label is None:
-        raise ValueError(f"{guide.name} has no line starting with {LABEL!r}")
-    start = lines.index("```python", label) + 1
-    return "\n".join(lines[start : lines.index("```", start)])
+    match = re.search(rf"^{LABEL}.*?^```python\n(.*?)\n```", GUIDE.read_text(), re.M | re.S)
+    if match is None:
+        raise ValueError(f"{GUIDE.name} has no ```python block after a line starting with {LABEL!r}")
+    return match.group(1)
 
 
-def notebooks(root=ROOT):
-    return sorted(path for folder in FOLDERS for path in (root / folder).rglob("*.ipynb")
+def notebooks():
+    return sorted(path for folder in FOLDERS for path in (ROOT / folder).rglob("*.ipynb")
                   if ".ipynb_checkpoints" not in path.parts)
 
 
@@ -40,14 +39,11 @@ def first_code_cell(notebook):
     return next(cell for cell in notebook.cells if cell.cell_type == "code")
 
 
-def is_setup_cell(cell, cell_source):
-    return cell.source == cell_source and all(cell.metadata.get(k) == v for k, v in FOLDED.items())
-
-
 def differing(paths, cell_source):
     """The notebooks among `paths` whose first code cell is not `cell_source`, folded away."""
-    return [path for path in paths
-            if not is_setup_cell(first_code_cell(nbformat.read(path, as_version=4)), cell_source)]
+    cells = {path: first_code_cell(nbformat.read(path, as_version=4)) for path in paths}
+    return [path for path, cell in cells.items()
+            if cell.source != cell_source or not FOLDED.items() <= cell.metadata.items()]
 
 
 def write(path, cell_source):
@@ -58,10 +54,10 @@ def write(path, cell_source):
     nbformat.write(notebook, path)
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="rewrite the cells that differ")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cell_source = canonical_cell()
     stale = differing(notebooks(), cell_source)
     for path in stale:

@@ -3,14 +3,11 @@
     python tools/zh_sync.py           # update the catalogs and the glossary file, regenerate zh/
     python tools/zh_sync.py status    # per catalog: translated, fuzzy, untranslated, problems
 
-One catalog per English notebook, locale/zh/<folder>/<name>.po (guide: GLOSSARY.zh.md), one entry
-per cell with words: markdown; the setup cell; in CODE_FOLDERS code, whose comments and strings
-only are translated. `update` makes a new cell's entry empty (or takes the same English's
-translation from any catalog), a changed cell's fuzzy, a removed cell's obsolete; regenerates zh/
-and glossary.tbx; re-executes a notebook with the language switch when its code, the English
-outputs or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report
-untranslated or fuzzy entries, lost formulas, links, code spans, numbers, headings or code, style
-breaches, and files unlike what `update` writes."""
+One catalog per English notebook, locale/zh/<folder>/<name>.po, and one for checker/messages.py
+(guide: GLOSSARY.zh.md). `update` makes a new entry empty, a changed one fuzzy, a removed one
+obsolete, and re-executes a notebook with the language switch when its code, the English outputs
+or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report all that keeps
+the translation from being complete, faithful and current."""
 
 import argparse
 import ast
@@ -20,6 +17,7 @@ import io
 import json
 import os
 import re
+import runpy
 import string
 import subprocess
 import sys
@@ -58,12 +56,17 @@ FEEDBACK = re.compile(
     r"\b(?:(?:check|review|hint)_\d+_\d+|(?:check|review)_component|(?:compare|review)_models)\b")
 CHECKER = Path("checker")  # the checks' code and texts: the feedback the notebooks show
 # The checks' messages: English in checker/messages.py, one catalog entry per message (msgctxt =
-# its code), compiled into checker/messages_zh.mo, which the checker reads with Python's gettext.
+# its code) where a notebook's catalog would lie, compiled into checker/messages_zh.mo, which the
+# checker reads with Python's gettext.
 MESSAGES_EN, MESSAGES_ZH = CHECKER / "messages.py", CHECKER / "messages_zh.mo"
-MESSAGES_PO = LOCALE / "checker" / "messages.po"
 MESSAGE_NOTE = "a check's message: keep each {placeholder}, identifier and code as it is"
-# What the audits report, each a list of problems.
-FINDINGS = ("generated", "run", "untranslated", "changed", "text", "style")
+FINDINGS = ("generated", "run", "untranslated", "changed", "text", "style")  # an audit's lists
+HEADERS = {  # a catalog's header comment, by the suffix of its English file
+    ".ipynb": "Chinese translation of {}: one entry per cell, msgctxt = the cell id.\nKept by "
+              "tools/zh_sync.py; see GLOSSARY.zh.md.",
+    ".py": "Chinese translation of the checks' messages ({}): one entry per message, msgctxt = its "
+           "code.\nKept by tools/zh_sync.py, which compiles it into checker/messages_zh.mo; see "
+           "GLOSSARY.zh.md."}
 
 
 # The parts of a markdown text that a translation must carry over unchanged.
@@ -96,16 +99,11 @@ TBX = ('<?xml version="1.0" encoding="UTF-8"?>\n<martif type="TBX" xml:lang="en"
 TBX_TERM = '<langSet xml:lang="{}"><tig><term>{}</term></tig></langSet>'
 
 
-def english_messages(path):
-    """The ENGLISH table of checker/messages.py, read without importing the checker."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "ENGLISH":
-            return ast.literal_eval(node.value)
-    return {}
-
-
-def placeholders(text):
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+def placeholder_problems(english, chinese):
+    """Why a message's translation does not keep its {placeholders}; [] if it does."""
+    en, zh = (sorted({name for _, name, _, _ in string.Formatter().parse(text) if name})
+              for text in (english, chinese))
+    return [] if en == zh else [f"placeholders {en} became {zh}"]
 
 
 def synced_catalog(catalog, header, items, pool):
@@ -145,16 +143,10 @@ def read(path):
     return nbformat.read(path, as_version=4)
 
 
-def uses_checks(notebook):
-    return any(c.cell_type == "code" and IMPORTS_CHECKS.search(c.source) for c in notebook.cells)
-
-
-def write_if_changed(text, path):
-    """Write `text` to `path` unless it holds it already; whether it wrote."""
-    if changed := not path.is_file() or path.read_text(encoding="utf-8") != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return changed
+def checks_import(notebook):
+    """The index of the cell that imports the checks, or None."""
+    return next((i for i, c in enumerate(notebook.cells)
+                 if c.cell_type == "code" and IMPORTS_CHECKS.search(c.source)), None)
 
 
 def carried_parts(text):
@@ -231,7 +223,7 @@ def code_problems(english, chinese):
 def has_words(source):
     """Whether code that parses has words in its comments or strings."""
     try:
-        code_shape(source)
+        parse(source)
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (SyntaxError, tokenize.TokenError):
         return False
@@ -251,10 +243,6 @@ def entry_cells(english, folder):
 def load_po(path):
     """The catalog at `path` (an empty one if there is none), its lines never wrapped."""
     return polib.pofile(str(path), wrapwidth=0) if path.is_file() else polib.POFile(wrapwidth=0)
-
-
-def catalog_text(catalog):
-    return str(catalog).rstrip("\n") + "\n"
 
 
 def pool_of(catalog_files):
@@ -290,16 +278,6 @@ def string_pairs(english, chinese):
     return [(e, z) for e, z in zip(en, zh) if e and e != z] if len(en) == len(zh) else []
 
 
-def split_outside_parentheses(text, separator):
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        depth += (char in "(（") - (char in ")）")
-        if depth == 0 and text.startswith(separator, i) and i >= start:
-            parts.append(text[start:i])
-            start = i + len(separator)
-    return parts + [text[start:]]
-
-
 def is_alias(aside, term):
     """Whether "term (aside)" gives another name of the term: LLM, layer norm, config."""
     words, initials = aside.split(), "".join(w[0] for w in re.split(r"[\s-]+", term) if w)
@@ -314,8 +292,8 @@ def glossary_terms(english, chinese):
     each (paired with the Chinese side when it splits the same way), an English "(...)" another
     name of the term or, when it only explains, the note (Weblate matches terms literally)."""
     for separator in (" / ", ", "):
-        en = split_outside_parentheses(english, separator)
-        zh = split_outside_parentheses(chinese, separator)
+        outside = re.escape(separator) + r"(?![^(（]*[)）])"  # no ")" before the next "("
+        en, zh = re.split(outside, english), re.split(outside, chinese)
         if len(en) > 1:
             pairs = zip(en, zh) if len(en) == len(zh) else ((term, chinese) for term in en)
             return [triple for e, z in pairs for triple in glossary_terms(e, z)]
@@ -381,65 +359,31 @@ class Course:
         """The English text with its links pointing where they must from the Chinese notebook."""
         return LINK.sub(lambda m: m[1] + self.zh_link(m[2], en_file), source)
 
-    def load_catalog(self, en_file):
-        return load_po(self.catalog_path(en_file))
+    def write(self, data, path):
+        """Write `data` (text or bytes) to `path` unless it holds it already, and say so."""
+        data = data.encode() if isinstance(data, str) else data
+        if not path.is_file() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            print(f"updated: {self.name(path)}")
 
-    def synced(self, catalog, english, en_file, pool):
-        """The catalog with one entry per translatable cell of `english`, in its order."""
-        header = (f"Chinese translation of {self.name(en_file)}: one entry per cell, msgctxt = "
-                  "the cell id.\nKept by tools/zh_sync.py; see GLOSSARY.zh.md.")
-        cells = entry_cells(english, en_file.relative_to(self.root).parts[0])
-        return synced_catalog(catalog, header, [
-            (cell.id, cell.source, CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE,
-             (self.name(en_file), str(number))) for number, cell in cells], pool)
+    def entries(self, en_file):
+        """(key, English, note, occurrence) for each entry of `en_file`'s catalog, in order: the
+        cells with words of a notebook, or the messages of checker/messages.py."""
+        if en_file.suffix == ".py":
+            return [(code, text, MESSAGE_NOTE, (self.name(en_file), ""))
+                    for code, text in runpy.run_path(str(en_file))["ENGLISH"].items()]
+        cells = entry_cells(read(en_file), en_file.relative_to(self.root).parts[0])
+        return [(cell.id, cell.source, CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE,
+                 (self.name(en_file), str(number))) for number, cell in cells]
 
-    def messages_catalog(self):
-        return load_po(self.root / MESSAGES_PO)
-
-    def synced_messages(self, catalog):
-        """The checks' catalog with one entry per message of checker/messages.py, in its order."""
-        header = ("Chinese translation of the checks' messages (checker/messages.py): one entry "
-                  "per message, msgctxt = its code.\nKept by tools/zh_sync.py, which compiles it "
-                  "into checker/messages_zh.mo; see GLOSSARY.zh.md.")
-        return synced_catalog(catalog, header, [
-            (code, text, MESSAGE_NOTE, (MESSAGES_EN.as_posix(), ""))
-            for code, text in english_messages(self.root / MESSAGES_EN).items()], {})
-
-    def update_messages(self):
-        """Sync the checks' catalog and compile it into checker/messages_zh.mo."""
-        if not (self.root / MESSAGES_EN).is_file():
-            return
-        catalog = self.synced_messages(self.messages_catalog())
-        if write_if_changed(catalog_text(catalog), self.root / MESSAGES_PO):
-            print(f"updated: {MESSAGES_PO.as_posix()}")
-        compiled = self.root / MESSAGES_ZH  # the translated entries: fuzzy ones show English
-        if not compiled.is_file() or compiled.read_bytes() != catalog.to_binary():
-            compiled.write_bytes(catalog.to_binary())
-            print(f"updated: {MESSAGES_ZH.as_posix()}")
-
-    def audit_messages(self):
-        """What keeps the checks' Chinese messages from being complete and current."""
-        found = {kind: [] for kind in FINDINGS}
-        if not (self.root / MESSAGES_EN).is_file():
-            return found
-        english, catalog = english_messages(self.root / MESSAGES_EN), self.messages_catalog()
-        entries = {e.msgctxt: e for e in catalog if not e.obsolete}
-        for code, text in english.items():
-            entry = entries.get(code)
-            if entry is None or not entry.msgstr:
-                found["untranslated"].append(code)
-            elif entry.msgid != text or entry.fuzzy:
-                found["changed"].append(code)
-            elif placeholders(entry.msgstr) != placeholders(text):
-                found["text"].append(f"{code}: placeholders {sorted(placeholders(text))} became "
-                                     f"{sorted(placeholders(entry.msgstr))}")
-        zh_file = self.root / MESSAGES_ZH
-        if (catalog_text(self.synced_messages(catalog)) != catalog_text(catalog)
-                or (self.root / MESSAGES_PO).read_text(encoding="utf-8") != catalog_text(catalog)
-                or not zh_file.is_file() or zh_file.read_bytes() != catalog.to_binary()):
-            found["generated"].append(f"{MESSAGES_PO.as_posix()} or {MESSAGES_ZH.as_posix()} is "
-                                      "not in step: run `python tools/zh_sync.py`")
-        return found
+    def synced(self, en_file, pool, catalog=None):
+        """`catalog` (by default the one saved) in step with `en_file`, a notebook or the checks'
+        messages; `pool` translates new entries."""
+        if catalog is None:
+            catalog = load_po(self.catalog_path(en_file))
+        return synced_catalog(catalog, HEADERS[en_file.suffix].format(self.name(en_file)),
+                              self.entries(en_file), pool)
 
     def execution_stamp(self, zh_notebook, en_notebook):
         """What a re-executed notebook's outputs depend on: code, English outputs, checker."""
@@ -461,11 +405,10 @@ class Course:
                 cell.source = entry.msgstr
             elif cell.cell_type == "markdown":
                 cell.source = self.english_for_zh(cell.source, en_file)
-        if not uses_checks(english):
+        imports = checks_import(english)
+        if imports is None:
             return notebook, False
-        first = next(i for i, c in enumerate(notebook.cells)
-                     if c.cell_type == "code" and IMPORTS_CHECKS.search(c.source))
-        notebook.cells.insert(first + 1, new_code_cell(SWITCH_SOURCE, id=SWITCH_ID))
+        notebook.cells.insert(imports + 1, new_code_cell(SWITCH_SOURCE, id=SWITCH_ID))
         stamp = self.execution_stamp(notebook, english)
         if old is None or old.metadata.get(KEY, {}).get("executed_for") != stamp:
             return notebook, True
@@ -478,76 +421,84 @@ class Course:
         return notebook, False
 
     def update(self, run=True):
-        """Sync the catalogs, regenerate zh/ and the glossary file, drop what has no English
-        notebook; re-execute (if `run`) and return the notebooks whose outputs are stale."""
-        self.update_messages()  # first: the notebooks' execution stamps read the checker
+        """Sync the catalogs, compile the checks' one, regenerate zh/ and the glossary file, drop
+        what has no English notebook; re-execute (if `run`) and return the stale notebooks."""
+        messages = self.root / MESSAGES_EN
+        if messages.is_file():  # first: the notebooks' execution stamps read the checker
+            catalog = self.synced(messages, {})
+            self.write(str(catalog), self.catalog_path(messages))
+            self.write(catalog.to_binary(), self.root / MESSAGES_ZH)  # fuzzy entries show English
         pool, pending = pool_of(self.files(LOCALE, ".po")), []
         for en_file in self.files():
-            catalog = self.synced(self.load_catalog(en_file), read(en_file), en_file, pool)
-            zh_file, path = self.zh_path(en_file), self.catalog_path(en_file)
+            catalog, zh_file = self.synced(en_file, pool), self.zh_path(en_file)
             notebook, needs_run = self.build(en_file, catalog, read(zh_file) if zh_file.is_file()
                                              else None)
-            for text, target in ((catalog_text(catalog), path), (notebook_text(notebook), zh_file)):
-                if write_if_changed(text, target):
-                    print(f"updated: {self.name(target)}")
+            self.write(str(catalog), self.catalog_path(en_file))
+            self.write(notebook_text(notebook), zh_file)
             pending += [zh_file] * needs_run
         kept = {f(p) for p in self.files() for f in (self.zh_path, self.catalog_path)}
         for path in sorted(set(self.files("zh") + self.files(LOCALE, ".po")) - kept):
             path.unlink()
             print(f"removed (its English notebook is gone): {self.name(path)}")
         glossary = self.root / "GLOSSARY.zh.md"
-        if glossary.is_file() and write_if_changed(glossary_tbx(glossary.read_text()),
-                                                   self.root / GLOSSARY_FILE):
-            print(f"updated: {GLOSSARY_FILE.as_posix()}")
+        if glossary.is_file():
+            self.write(glossary_tbx(glossary.read_text()), self.root / GLOSSARY_FILE)
         for zh_file in pending if run else []:  # re-execute, then stamp what the outputs come from
             subprocess.run([sys.executable, self.root / "tools" / "run_notebooks.py", zh_file],
                            check=True)
             notebook = read(zh_file)
             english = read(self.root / zh_file.relative_to(self.root / "zh"))
             notebook.metadata[KEY] = {"executed_for": self.execution_stamp(notebook, english)}
-            write_if_changed(notebook_text(notebook), zh_file)
+            self.write(notebook_text(notebook), zh_file)
         return pending
 
     def audit(self, en_file):
-        """What keeps `en_file`'s Chinese notebook from being a complete, current translation:
-        files out of step, cell ids untranslated or changed, lost formulas ..., the house style."""
+        """What keeps the translation of `en_file` (a notebook, or checker/messages.py) from being
+        complete and current: files out of step, entries untranslated or changed, lost formulas,
+        placeholders ..., the house style."""
         found = {kind: [] for kind in FINDINGS}
-        zh_file, path = self.zh_path(en_file), self.catalog_path(en_file)
+
+        def out_of_step(why, kind="generated"):
+            found[kind].append(f"{why}: run `python tools/zh_sync.py`")
+
+        messages = en_file.suffix == ".py"
+        zh_file = self.root / MESSAGES_ZH if messages else self.zh_path(en_file)
+        path = self.catalog_path(en_file)
         if not zh_file.is_file() or not path.is_file():
-            found["generated"].append(f"no {self.name(zh_file)} or no catalog {self.name(path)}: "
-                                      "run `python tools/zh_sync.py`")
+            out_of_step(f"no {self.name(zh_file)} or no catalog {self.name(path)}")
             return found
-        english, catalog = read(en_file), self.load_catalog(en_file)
+        catalog = load_po(path)
         entries = {e.msgctxt: e for e in catalog if not e.obsolete}
-        for _, cell in entry_cells(english, en_file.relative_to(self.root).parts[0]):
-            entry = entries.get(cell.id)
+        problems = {CODE_NOTE: code_problems, MESSAGE_NOTE: placeholder_problems,
+                    MARKDOWN_NOTE: lambda english, chinese: translation_problems(
+                        self.english_for_zh(english, en_file), chinese)}
+        for key, english, note, _ in self.entries(en_file):
+            entry = entries.get(key)
             if entry is None or not entry.msgstr:
-                found["untranslated"].append(cell.id)
-            elif entry.msgid != cell.source or entry.fuzzy:
-                found["changed"].append(cell.id)
-            elif cell.cell_type == "code":
-                found["text"] += [f"{cell.id}: {p}"
-                                  for p in code_problems(cell.source, entry.msgstr)]
+                found["untranslated"].append(key)
+            elif entry.msgid != english or entry.fuzzy:
+                found["changed"].append(key)
             else:
-                found["text"] += [f"{cell.id}: {p}" for p in translation_problems(
-                    self.english_for_zh(cell.source, en_file), entry.msgstr)]
-            if entry is not None and entry.msgstr and cell.cell_type == "markdown":
-                found["style"] += [f"{cell.id}: {p}" for p in style_problems(entry.msgstr)]
-        if catalog_text(self.synced(catalog, english, en_file, {})) != catalog_text(catalog):
-            found["generated"].append(f"{self.name(path)} is not in step with the English "
-                                      "notebook: run `python tools/zh_sync.py`")
-        elif path.read_text(encoding="utf-8") != catalog_text(catalog):
-            found["generated"].append(f"{self.name(path)} is saved otherwise than the tool writes "
-                                      "it (wrapped lines?): run `python tools/zh_sync.py`")
-        chinese = read(zh_file)
+                found["text"] += [f"{key}: {p}" for p in problems[note](english, entry.msgstr)]
+            if entry is not None and entry.msgstr and note == MARKDOWN_NOTE:
+                found["style"] += [f"{key}: {p}" for p in style_problems(entry.msgstr)]
+        if str(self.synced(en_file, {}, catalog)) != str(catalog):
+            out_of_step(f"{self.name(path)} is not in step with its English text")
+        elif path.read_text(encoding="utf-8") != str(catalog):
+            out_of_step(f"{self.name(path)} is saved otherwise than the tool writes it "
+                        "(wrapped lines?)")
+        if messages:
+            if zh_file.read_bytes() != catalog.to_binary():
+                out_of_step(f"{self.name(zh_file)} is not compiled from its catalog")
+            return found
+        english, chinese = read(en_file), read(zh_file)
         generated, needs_run = self.build(en_file, catalog, chinese)
         if needs_run:
-            found["run"].append("not executed since its code, the English outputs or the checks "
-                                "changed: run `python tools/zh_sync.py`")
+            out_of_step("not executed since its code, the English outputs or the checks changed",
+                        "run")
         elif notebook_text(generated) != notebook_text(chinese):
-            found["generated"].append(f"{self.name(zh_file)} differs from what its catalog "
-                                      "generates: run `python tools/zh_sync.py`")
-        if uses_checks(english):
+            out_of_step(f"{self.name(zh_file)} differs from what its catalog generates")
+        if checks_import(english) is not None:
             found["generated"] += unexpected_outputs(english, chinese, entries)
         return found
 
@@ -565,12 +516,9 @@ class Course:
     def status(self):
         """A line per catalog and the audit's problems; whether every notebook passes the audit."""
         pool, totals, complete = pool_of(self.files(LOCALE, ".po")), [0, 0, 0, 0], True
-        rows = [(self.name(self.catalog_path(en_file)),
-                 self.synced(self.load_catalog(en_file), read(en_file), en_file, pool),
-                 self.audit(en_file)) for en_file in self.files()]
-        rows.append((MESSAGES_PO.as_posix(), self.synced_messages(self.messages_catalog()),
-                     self.audit_messages()))
-        for name, catalog, found in rows:
+        sources = [(en_file, pool) for en_file in self.files()] + [(self.root / MESSAGES_EN, {})]
+        for en_file, known in sources:  # the messages take no notebook's translations
+            catalog, found = self.synced(en_file, known), self.audit(en_file)
             counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
                       len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
             notes = [f"{n} {what}" for n, what in zip(
@@ -578,8 +526,8 @@ class Course:
                 ("fuzzy", "untranslated", "translation problems", "style problems")) if n]
             if found["generated"] or found["run"]:
                 notes.append("out of step: run `python tools/zh_sync.py`")
-            print(f"{name:48} {counts[0]:3}/{sum(counts[:3]):<3} translated"
-                  + ("; " + ", ".join(notes) if notes else ""))
+            print(f"{self.name(self.catalog_path(en_file)):48} {counts[0]:3}/{sum(counts[:3]):<3} "
+                  "translated" + ("; " + ", ".join(notes) if notes else ""))
             print("".join(f"    {problem}\n" for problem in found["text"] + found["style"]),
                   end="")
             totals = [t + c for t, c in zip(totals, counts)]

@@ -4,8 +4,8 @@
     model = make_model(cfg, seed=1, tie_weights=True)    # out_head shares tok_emb's weight
     gpt2_init_(make_model(cfg, seed=1))                  # GPT-2's initialization
 
-Each block subclasses gpt.py's TransformerBlock, every changed line ending in `# NEW`; with its
-defaults `GPTVariant` is gpt.GPTModel, weight for weight and logit for logit under one seed.
+Each variant subclasses gpt.py's class and overrides one method, every changed line ending in
+`# NEW`; with its defaults `GPTVariant` is gpt.GPTModel, weight for weight under one seed.
 """
 
 import math
@@ -13,47 +13,39 @@ import math
 import torch
 import torch.nn as nn
 
-from gpt import GPT_CONFIG_124M, LayerNorm, TransformerBlock, check_config, check_num_tokens
+from gpt import GPT_CONFIG_124M, GPTModel, LayerNorm, TransformerBlock, check_config
 
 
-class BlockNoNorm(TransformerBlock):  # NEW: gpt.TransformerBlock without its two LayerNorms
-    """The block without its two LayerNorms; the shortcuts stay."""  # NEW
-
+class BlockNoNorm(TransformerBlock):  # NEW: no LayerNorms; the shortcuts stay
     def __init__(self, cfg):
         super().__init__(cfg)
         self.norm1 = nn.Identity()  # NEW: no layer normalization
         self.norm2 = nn.Identity()  # NEW: no layer normalization
 
 
-class BlockNoShortcut(TransformerBlock):  # NEW: only forward changes
-    """Pre-LayerNorm block: attention then feed-forward, no shortcuts."""  # NEW
-
+class BlockNoShortcut(TransformerBlock):  # NEW: pre-LN, attention then feed-forward, no shortcuts
     def forward(self, x):
         x = self.drop_shortcut(self.att(self.norm1(x)))  # NEW: no "x +"
         x = self.drop_shortcut(self.ff(self.norm2(x)))  # NEW: no "x +"
         return x
 
 
-class BlockReLU(TransformerBlock):  # NEW: the feed-forward network's activation swapped
-    """Pre-LayerNorm block whose feed-forward network uses ReLU."""  # NEW
-
+class BlockReLU(TransformerBlock):  # NEW: the feed-forward network uses ReLU
     def __init__(self, cfg):
         super().__init__(cfg)
         self.ff.layers[1] = nn.ReLU()  # NEW: instead of GELU(); the weights stay as drawn
 
 
-class BlockPostLN(TransformerBlock):  # NEW: only forward changes
-    """Post-LayerNorm block: each shortcut sum is normalized after it is added."""  # NEW
-
+class BlockPostLN(TransformerBlock):  # NEW: post-LN, each shortcut sum normalized after it is added
     def forward(self, x):
         x = self.norm1(x + self.drop_shortcut(self.att(x)))  # NEW: normalize after the sum
         x = self.norm2(x + self.drop_shortcut(self.ff(x)))  # NEW: normalize after the sum
         return x
 
 
-class GPTVariant(nn.Module):  # NEW: a copy of gpt.GPTModel with three options
+class GPTVariant(GPTModel):  # NEW: gpt.GPTModel with three options; only __init__ changes
     def __init__(self, cfg, block=TransformerBlock, final_norm=True, tie_weights=False):  # NEW
-        super().__init__()
+        nn.Module.__init__(self)  # NEW: GPTModel.__init__ would draw the chapter's blocks
         self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
@@ -64,18 +56,6 @@ class GPTVariant(nn.Module):  # NEW: a copy of gpt.GPTModel with three options
         if tie_weights:  # NEW: one matrix for both: row i embeds token i and scores token i
             self.out_head.weight = self.tok_emb.weight  # NEW
 
-    def forward(self, in_idx):
-        batch_size, seq_len = in_idx.shape
-        check_num_tokens(seq_len, self.cfg["context_length"])  # guard: too long an input
-        tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
-        pos_embeds = self.pos_emb(torch.arange(seq_len, device=in_idx.device))
-        x = tok_embeds + pos_embeds  # broadcast over the batch
-        x = self.drop_emb(x)
-        x = self.trf_blocks(x)
-        x = self.final_norm(x)
-        logits = self.out_head(x)  # (batch, num_tokens, vocab_size)
-        return logits
-
 
 def make_model(cfg, seed, **change):
     """GPTVariant(cfg, **change), its random weights drawn after torch.manual_seed(seed)."""
@@ -83,13 +63,14 @@ def make_model(cfg, seed, **change):
     return GPTVariant(cfg, **change)
 
 
-def gpt2_init_(model, std=0.02):
+def gpt2_init_(model, std=0.02, kinds=(nn.Linear, nn.Embedding)):
     """GPT-2's initialization, in place: every weight normal with std 0.02, every bias 0, and
     the two projections that write into the shortcut stream (attention's out_proj and the
-    feed-forward's second linear layer) scaled by 1 / sqrt(2 * n_layers). LayerNorms keep 1, 0."""
+    feed-forward's second linear layer) scaled by 1 / sqrt(2 * n_layers). LayerNorms keep 1, 0.
+    Only the modules of `kinds` are drawn anew; the others keep PyTorch's default."""
     residual_std = std / math.sqrt(2 * model.cfg["n_layers"])
     for name, module in model.named_modules():
-        if isinstance(module, (nn.Linear, nn.Embedding)):
+        if isinstance(module, kinds):
             # ff.down: the same layer in bonus/gpt2_to_llama_qwen/modern.py's SwiGLU network
             writes_to_stream = name.endswith(("att.out_proj", "ff.layers.2", "ff.down"))
             nn.init.normal_(module.weight, mean=0.0, std=residual_std if writes_to_stream else std)
@@ -98,10 +79,6 @@ def gpt2_init_(model, std=0.02):
     return model
 
 
-def embeddings_init_(model, std=0.02):
-    """Only the embeddings drawn as GPT-2 draws them (normal, std 0.02); everything else keeps
-    PyTorch's default. Separates the embeddings' share of gpt2_init_'s effect from the rest."""
-    for module in model.modules():
-        if isinstance(module, nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=std)
-    return model
+def embeddings_init_(model):
+    """Only the embeddings drawn as GPT-2 draws them: separates their share of gpt2_init_'s effect."""
+    return gpt2_init_(model, kinds=nn.Embedding)

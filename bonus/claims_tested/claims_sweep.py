@@ -9,6 +9,7 @@ one learning rate (on one thread) and scores every held-out target. The results/
 """
 
 import argparse
+import collections
 import functools
 import json
 import math
@@ -33,7 +34,7 @@ FILES = ("claims_epoch.json", "claims_epoch_more.json", "claims_short.json", "cl
 BATCH_SIZE = 8
 EVAL_BATCHES = 8
 
-# arm: (config, block and options for claims.make_model, init); an init of None is PyTorch's.
+# arm: (config, options for claims.GPTVariant, init); an init of None is PyTorch's.
 ARMS = {
     "chapter": ("base", {}, None),
     "no_norm": ("base", {"block": claims.BlockNoNorm, "final_norm": False}, None),
@@ -67,6 +68,7 @@ COMPARISONS = {
 WARMUP = {"post_ln_warmup": 0.1}  # arm: the fraction of its steps spent warming the rate up
 
 
+@functools.cache  # once per process: each worker of the sweep loads it once
 def load_data():
     """Tiny Shakespeare in GPT-2 tokens, renumbered to the tokens it uses; the last 10% held out."""
     tokenizer = gpt.get_tokenizer()
@@ -82,11 +84,9 @@ def baseline_losses(train_ids, val_ids, vocab_size, prior=100):
     smoothed towards the unigram with `prior` pseudo-counts, about the best prior for this split)."""
     unigram = torch.bincount(train_ids, minlength=vocab_size).double() + 1
     unigram /= unigram.sum()
-    pairs, pair_counts = torch.unique(train_ids[:-1] * vocab_size + train_ids[1:], return_counts=True)
+    pair_counts = collections.Counter(zip(train_ids[:-1].tolist(), train_ids[1:].tolist()))
+    count = torch.tensor([pair_counts[p] for p in zip(val_ids[:-1].tolist(), val_ids[1:].tolist())])
     follows = torch.bincount(train_ids[:-1], minlength=vocab_size).double()
-    held_out_pairs = val_ids[:-1] * vocab_size + val_ids[1:]
-    at = torch.searchsorted(pairs, held_out_pairs).clamp(max=len(pairs) - 1)
-    count = torch.where(pairs[at] == held_out_pairs, pair_counts[at], 0).double()
     targets = val_ids[1:]
     bigram = (count + prior * unigram[targets]) / (follows[val_ids[:-1]] + prior)
     return {"uniform": math.log(vocab_size), "unigram": -unigram[targets].log().mean().item(),
@@ -98,9 +98,8 @@ def configs(vocab_size):
     deep = {**base, **DEEP_SHAPE}
     # ModernGPT at the same width, heads, depth and context; as many key/value heads as query
     # heads; the SwiGLU width that brings its parameter count closest to GPTModel's.
-    mod = {**modern.TINY_CONFIG, "vocab_size": vocab_size, "context_length": 32, "emb_dim": 64,
-           "n_heads": 4, "n_kv_groups": 4, "head_dim": 16, "n_layers": 4, "norm_eps": 1e-5,
-           "tie_embeddings": False}
+    mod = {**modern.TINY_CONFIG, **{k: v for k, v in base.items() if k in modern.TINY_CONFIG},
+           "n_kv_groups": 4, "head_dim": 16, "norm_eps": 1e-5, "tie_embeddings": False}
     target = sum(gpt.parameter_breakdown(base).values())
     without_ff = sum(modern.parameter_breakdown({**mod, "hidden_dim": 0}).values())
     mod["hidden_dim"] = round((target - without_ff) / (3 * 64 * 4))
@@ -109,11 +108,9 @@ def configs(vocab_size):
 
 def build(arm, cfgs, seed):
     cfg_name, change, init = ARMS[arm]
-    if cfg_name == "modern":
-        torch.manual_seed(seed)
-        model = modern.ModernGPT(cfgs["modern"])
-    else:
-        model = claims.make_model(cfgs[cfg_name], seed, **change)
+    torch.manual_seed(seed)
+    model_class = modern.ModernGPT if cfg_name == "modern" else claims.GPTVariant
+    model = model_class(cfgs[cfg_name], **change)
     return init(model) if init is not None else model
 
 
@@ -151,11 +148,8 @@ def load_results(names=FILES):
     return runs, commands
 
 
-_load_data_once = functools.cache(load_data)  # per worker process
-
-
 def _run_in_worker(arm, seed, lr, steps):
-    return run_one(arm, seed, lr, steps, _load_data_once(), eval_every=max(steps // 6, 1))
+    return run_one(arm, seed, lr, steps, load_data(), eval_every=max(steps // 6, 1))
 
 
 def parse_args(argv=None):

@@ -66,16 +66,13 @@ def describe(s):
     return f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {seeds}"
 
 
-def paired(stored, variant, base, lr, steps, key="val_loss"):
-    """Variant minus baseline, seed by seed, over the seeds both have at this setting."""
-    return _paired(stored, variant, lr, base, lr, steps, key)
-
-
-def _paired(stored, variant, variant_lr, base, base_lr, steps, key="val_loss"):
-    """Variant at variant_lr minus baseline at base_lr, seed by seed, over the seeds both have."""
-    seeds = sorted(s for a, s, lr, n in stored if (a, lr, n) == (variant, variant_lr, steps)
+def paired(stored, variant, base, lr, steps, base_lr=None):
+    """Variant at `lr` minus baseline at `base_lr` (by default `lr` too), seed by seed, over the
+    seeds both have."""
+    base_lr = lr if base_lr is None else base_lr
+    seeds = sorted(s for a, s, rate, n in stored if (a, rate, n) == (variant, lr, steps)
                    and (base, s, base_lr, steps) in stored)
-    return [stored[variant, s, variant_lr, steps][key] - stored[base, s, base_lr, steps][key]
+    return [stored[variant, s, lr, steps]["val_loss"] - stored[base, s, base_lr, steps]["val_loss"]
             for s in seeds]
 
 
@@ -95,12 +92,6 @@ def best_rate(stored, arm, steps):
     return min(rates_of(stored, arm, steps), key=lambda lr: mean_val_loss(stored, arm, lr, steps))
 
 
-def paired_at_best_rates(stored, variant, base, steps):
-    """Variant at its best rate minus baseline at its best rate, seed by seed; and the two rates."""
-    rates = best_rate(stored, variant, steps), best_rate(stored, base, steps)
-    return _paired(stored, variant, rates[0], base, rates[1], steps), rates
-
-
 # The sweep's two phases (bonus/claims_tested/claims_sweep.py's docstring): one epoch at one rate,
 # and 120 steps at four rates for every arm (and at the rates beyond, where an arm's best was at an end)
 EPOCH, EPOCH_LR, EARLY, EARLY_LRS = 1189, 3e-3, 120, (1e-3, 3e-3, 1e-2, 3e-2)
@@ -111,8 +102,9 @@ def phases(stored, variant, base):
     at its own best rate (and those two rates)."""
     epoch = summarize(paired(stored, variant, base, EPOCH_LR, EPOCH))
     early = [summarize(paired(stored, variant, base, lr, EARLY)) for lr in EARLY_LRS]
-    diffs, rates = paired_at_best_rates(stored, variant, base, EARLY)
-    return epoch, early, summarize(diffs), rates
+    rates = best_rate(stored, variant, EARLY), best_rate(stored, base, EARLY)
+    best = summarize(paired(stored, variant, base, rates[0], EARLY, base_lr=rates[1]))
+    return epoch, early, best, rates
 
 
 def words(stored, variant, base):

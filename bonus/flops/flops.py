@@ -8,7 +8,7 @@ Both count matrix products only, 2 FLOPs per multiply-add. See bonus/flops/READM
 """
 
 import statistics
-import time
+import timeit
 
 import torch
 import torch.nn.functional as F
@@ -41,36 +41,28 @@ def counted_flops_by_op(fn, *args, **kwargs):
     return {str(op): flops for op, flops in counts.get("Global", {}).items()}
 
 
-def _seconds(fn, rounds):
-    """Median seconds of `rounds` calls of fn(), after one untimed warm-up call."""
-    fn()
-    seconds = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
+def _flops_per_second(fn, *args, rounds):
+    """Counted FLOPs of fn(*args) over its median time without gradients (counting warms up)."""
+    flops = counted_flops(fn, *args)
+    with torch.no_grad():
+        return flops / statistics.median(timeit.repeat(lambda: fn(*args), number=1, repeat=rounds))
 
 
 def matmul_flops_per_second(size=2048, rounds=5):
     """FLOP/s of one float32 square matrix product: a reference speed for this CPU."""
-    a, b = torch.randn(2, size, size)
-    return 2 * size**3 / _seconds(lambda: a @ b, rounds)
+    return _flops_per_second(torch.matmul, *torch.randn(2, size, size), rounds=rounds)
 
 
 def forward_flops_per_second(model, in_idx, rounds=3):
     """Counted FLOPs of model(in_idx) divided by its median time, without gradients."""
-    flops = counted_flops(model, in_idx)
-    with torch.no_grad():
-        return flops / _seconds(lambda: model(in_idx), rounds)
+    return _flops_per_second(model, in_idx, rounds=rounds)
 
 
 def flops_breakdown(cfg, num_tokens):
     """FLOPs of gpt.GPTModel(cfg)'s forward pass over one sequence of `num_tokens` tokens.
 
-    Derived from the config alone, per component, counting what FlopCounterMode counts:
-    2 FLOPs per multiply-add of a matrix product, nothing else. A batch of B sequences costs
-    B times as much.
+    Derived from the config alone, per component, counting what FlopCounterMode counts. A batch
+    of B sequences costs B times as much.
     """
     d, layers, t = cfg["emb_dim"], cfg["n_layers"], num_tokens
     return {

@@ -17,26 +17,16 @@ from bonus.kv_cache.kv_cache import generate_text_cached  # noqa: F401 (ModernGP
 from bonus.kv_cache_variants.kv_variants import appended, repeated
 from gpt import check_config, check_num_tokens
 
-# A small model for the notebook and the tests, in the shape of Llama 3 / Qwen3.
+# A small model for the notebook and the tests, in the shape of Llama 3 / Qwen3. n_kv_groups is
+# the number of key/value heads, hidden_dim the SwiGLU's width (modern_hf.py has the HF names).
 TINY_CONFIG = {
-    "vocab_size": 1000,
-    "context_length": 64,
-    "emb_dim": 64,
-    "n_heads": 4,
-    "n_kv_groups": 2,  # key/value heads (Hugging Face: num_key_value_heads)
-    "head_dim": 16,
-    "hidden_dim": 176,  # the SwiGLU's width (Hugging Face: intermediate_size)
-    "n_layers": 2,
-    "rope_base": 10_000.0,
-    "rope_scaling": None,
-    "norm_eps": 1e-6,
-    "qk_norm": False,
-    "tie_embeddings": False,
+    "vocab_size": 1000, "context_length": 64, "emb_dim": 64, "n_heads": 4, "n_kv_groups": 2,
+    "head_dim": 16, "hidden_dim": 176, "n_layers": 2,
+    "rope_base": 10_000.0, "rope_scaling": None,
+    "norm_eps": 1e-6, "qk_norm": False, "tie_embeddings": False,
 }
 
-# Hugging Face's config.json of meta-llama/Llama-3.2-1B: hidden_size 2048, 16 layers, 32 query and
-# 8 key/value heads of head_dim 64, intermediate_size 8192, rope_theta 500000 with the "llama3"
-# rope_scaling below, rms_norm_eps 1e-5, tie_word_embeddings true, max_position_embeddings 131072.
+# The config.json of meta-llama/Llama-3.2-1B on the Hugging Face hub, in our names.
 LLAMA_3_2_1B = {
     "vocab_size": 128_256, "context_length": 131_072, "emb_dim": 2048, "n_heads": 32,
     "n_kv_groups": 8, "head_dim": 64, "hidden_dim": 8192, "n_layers": 16,
@@ -46,9 +36,7 @@ LLAMA_3_2_1B = {
     "norm_eps": 1e-5, "qk_norm": False, "tie_embeddings": True,
 }
 
-# Hugging Face's config.json of Qwen/Qwen3-0.6B: hidden_size 1024, 28 layers, 16 query and 8
-# key/value heads of head_dim 128 (16 x 128 = 2048, twice the width), intermediate_size 3072,
-# rope_theta 1000000, rms_norm_eps 1e-6, q/k norms, tie_word_embeddings true, 40960 positions.
+# The config.json of Qwen/Qwen3-0.6B: its 16 heads of 128 (2048 numbers) are twice its width.
 QWEN3_0_6B = {
     "vocab_size": 151_936, "context_length": 40_960, "emb_dim": 1024, "n_heads": 16,
     "n_kv_groups": 8, "head_dim": 128, "hidden_dim": 3072, "n_layers": 28,
@@ -70,25 +58,20 @@ def rope_frequencies(head_dim, base, scaling=None):
     inv_freq = 1.0 / base ** (torch.arange(0, head_dim, 2).float() / head_dim)
     if scaling is None:
         return inv_freq
-    old = scaling["original_context_length"]
-    low, high = old / scaling["low_freq_factor"], old / scaling["high_freq_factor"]
+    low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
     wavelength = 2 * math.pi / inv_freq
-    slowed = torch.where(wavelength > low, inv_freq / scaling["factor"], inv_freq)
-    smooth = (old / wavelength - scaling["low_freq_factor"]) / (
-        scaling["high_freq_factor"] - scaling["low_freq_factor"])
-    blended = (1 - smooth) * slowed / scaling["factor"] + smooth * slowed
-    between = (wavelength >= high) & (wavelength <= low)
-    return torch.where(between, blended, slowed)
+    # 1 for the fast pairs (kept), 0 for the slow ones (`factor` times slower), a blend between
+    smooth = ((scaling["original_context_length"] / wavelength - low) / (high - low)).clamp(0, 1)
+    return (1 - smooth) * inv_freq / scaling["factor"] + smooth * inv_freq
 
 
 def rotary_angles(positions, inv_freq, dtype=None):
     """(cos, sin) of every position's angles, each (num_tokens, head_dim): pair i is the
     features i and i + head_dim / 2, as in Hugging Face's Llama.
 
-    The angles are computed in inv_freq's dtype (ModernGPT keeps it float32): in bfloat16, with
-    8 significant bits, position 1000's angle would be off by up to 2 radians. Only cos and sin,
-    between -1 and 1, are cast to `dtype` (the activations' dtype; default inv_freq's), so they
-    do not turn bfloat16 queries and keys into float32 ones.
+    The angles stay in inv_freq's dtype (float32 in ModernGPT: in bfloat16, position 1000's angle
+    would be off by up to 2 radians). Only cos and sin, between -1 and 1, are cast to `dtype` (the
+    activations'; default inv_freq's), so bfloat16 queries and keys stay bfloat16.
     """
     angles = positions.to(inv_freq.dtype)[:, None] * inv_freq[None, :]
     angles = torch.cat((angles, angles), dim=-1)
@@ -235,9 +218,8 @@ class ModernGPT(nn.Module):  # NEW
         check_num_tokens(start + seq_len, self.cfg["context_length"])  # NEW: cached ones count
         tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
         positions = torch.arange(start, start + seq_len, device=in_idx.device)  # NEW: from start
-        # NEW: the blocks rotate queries and keys; cos and sin in the activations' dtype
-        inv_freq = self.inv_freq.to(in_idx.device)  # NEW: where the model runs, still float32
-        rope = rotary_angles(positions, inv_freq, tok_embeds.dtype)  # NEW
+        # NEW: cos and sin for the blocks' rotations, from float32 angles, in the activations' dtype
+        rope = rotary_angles(positions, self.inv_freq.to(in_idx.device), tok_embeds.dtype)  # NEW
         x = tok_embeds  # NEW: no position embedding is added
         for block in self.trf_blocks:  # NEW: each block gets the angles and use_cache
             x = block(x, rope, use_cache)  # NEW

@@ -27,33 +27,23 @@ from gpt_figures import (
 )
 
 
-def rope_rotation(head_dim, base, pairs, num_positions):
-    """Where apply_rope moves the pairs `pairs` of a vector whose every drawn pair is (1, 0):
-    a tensor (num_positions, len(pairs), 2), the pair's two features at positions 0, 1, ..."""
-    pairs = list(pairs)
-    x = torch.zeros(1, 1, num_positions, head_dim)  # (batch, heads, positions, head_dim)
-    x[..., pairs] = 1.0  # each drawn pair starts as (1, 0): feature i is 1, i + head_dim/2 is 0
-    cos, sin = rotary_angles(torch.arange(num_positions), rope_frequencies(head_dim, base))
-    rotated = apply_rope(x, cos, sin)[0, 0]  # (positions, head_dim)
-    second = [i + head_dim // 2 for i in pairs]
-    return torch.stack((rotated[:, pairs], rotated[:, second]), dim=-1)
-
-
 def draw_rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 1, 2), num_positions=8):
     """One panel per pair in `pairs`: the pair (1, 0) of a query, rotated by apply_rope at
     positions 0 .. num_positions - 1, one arrow per position. Returns the figure."""
-    points = rope_rotation(head_dim, base, pairs, num_positions)
     inv_freq = rope_frequencies(head_dim, base)
+    x = torch.zeros(1, 1, num_positions, head_dim)  # (batch, heads, positions, head_dim)
+    x[..., list(pairs)] = 1.0  # each drawn pair starts as (1, 0): feature i is 1, i + d/2 is 0
+    rotated = apply_rope(x, *rotary_angles(torch.arange(num_positions), inv_freq))[0, 0]
     fig, axes = plt.subplots(1, len(pairs), figsize=(3.3 * len(pairs), 3.9), squeeze=False)
     colors = plt.get_cmap("viridis")(torch.linspace(0, 0.9, num_positions).tolist())
     circle = torch.linspace(0, 2 * math.pi, 200)
-    for ax, i, pair_points in zip(axes[0], pairs, points.transpose(0, 1)):
+    for ax, i in zip(axes[0], pairs):
         ax.plot(circle.cos().tolist(), circle.sin().tolist(), color="0.85", linewidth=1)
-        for m, ((px, py), color) in enumerate(zip(pair_points.tolist(), colors)):
+        points = zip(rotated[:, i].tolist(), rotated[:, i + head_dim // 2].tolist())
+        for m, ((px, py), color) in enumerate(zip(points, colors)):
             ax.annotate("", xy=(px, py), xytext=(0, 0), gid="position arrow",
                         arrowprops={"arrowstyle": "-|>", "color": color, "linewidth": 1.4})
-            ax.text(1.2 * px, 1.2 * py, str(m), ha="center", va="center", fontsize=8,
-                    color=color)
+            ax.text(1.2 * px, 1.2 * py, str(m), ha="center", va="center", fontsize=8, color=color)
         ax.set(xlim=(-1.4, 1.4), ylim=(-1.4, 1.4), aspect="equal", xticks=[], yticks=[])
         ax.set_xlabel(f"feature {i}")
         ax.set_ylabel(f"feature {i + head_dim // 2}")
@@ -64,7 +54,7 @@ def draw_rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 1, 2), num_position
     return fig
 
 
-def draw_wavelengths(frequencies, marks=None, title="RoPE: how many tokens one full turn takes"):
+def draw_wavelengths(frequencies, marks=None):
     """The wavelength 2π / θ_i of each pair i, one curve per entry of `frequencies` (label ->
     the angles per position, as rope_frequencies returns them), on a log scale. `marks` (label
     -> a number of tokens) adds dotted horizontal lines, e.g. a context length. Returns the figure."""
@@ -78,7 +68,7 @@ def draw_wavelengths(frequencies, marks=None, title="RoPE: how many tokens one f
     ax.set_yscale("log")
     ax.set_xlabel("pair i (features i and i + head_dim / 2)")
     ax.set_ylabel(r"wavelength $2\pi / \theta_i$ (tokens)")
-    ax.set_title(title)
+    ax.set_title("RoPE: how many tokens one full turn takes")
     ax.legend(loc="lower right", fontsize=9)
     fig.tight_layout()
     return fig
@@ -139,8 +129,7 @@ def _modern_rows(model):
     ]
 
 
-BLOCK_ROWS = range(3, 11)  # rows 3 to 10 are one transformer block
-SHORTCUTS = [(3, 6), (7, 10)]  # (row the shortcut branches off above, row of its "+")
+SHORTCUTS = [(3, 6), (7, 10)]  # a block's: (row a shortcut branches off above, row of its "+")
 
 
 def draw_gpt2_vs_modern(gpt_model, modern_model):
@@ -172,16 +161,15 @@ def draw_gpt2_vs_modern(gpt_model, modern_model):
                 ax.text(x, y, detail, ha="center", va="center", fontsize=9, color="0.45")
             else:
                 changed = c == 1 and (label, detail) != columns[0][1][r]
-                draw_box(ax, x, y, half_w, label, detail,
-                         HIGHLIGHT_COLOR if changed else BOX_COLOR)
+                draw_box(ax, x, y, half_w, label, detail, HIGHLIGHT_COLOR if changed else BOX_COLOR)
         lane = x + half_w + 0.3
         for start, end in SHORTCUTS:  # branch off above the norm, join at the "+"
             branch_y = y_of[start] + BOX_H / 2 + 0.1
             draw_arrow(ax, [(x, branch_y), (lane, branch_y), (lane, y_of[end]),
                             (x + 0.15, y_of[end])], SHORTCUT_COLOR, 1.6)
             ax.plot(x, branch_y, "o", color=SHORTCUT_COLOR, markersize=4)
-        block_top = y_of[BLOCK_ROWS[0]] + BOX_H / 2 + 0.2
-        block_bottom = y_of[BLOCK_ROWS[-1]] - 0.25
+        block_top = y_of[SHORTCUTS[0][0]] + BOX_H / 2 + 0.2  # the block: rows 3 to 10
+        block_bottom = y_of[SHORTCUTS[-1][1]] - 0.25
         ax.add_patch(plt.Rectangle((x - half_w - 0.2, block_bottom), 2 * half_w + 0.75,
                                    block_top - block_bottom, fill=False, edgecolor=SHAPE_COLOR,
                                    linestyle="--", linewidth=1))

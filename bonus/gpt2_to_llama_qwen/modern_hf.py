@@ -33,10 +33,6 @@ NAME_MAP = [
     ("final_norm.scale", "model.norm.weight"),
     ("out_head.weight", "lm_head.weight"),
 ]
-# bonus.gpt2_to_llama_qwen.modern's rope_scaling keys and Hugging Face's for the "llama3" rope_type.
-LLAMA3_ROPE_KEYS = {"factor": "factor", "low_freq_factor": "low_freq_factor",
-                    "high_freq_factor": "high_freq_factor",
-                    "original_context_length": "original_max_position_embeddings"}
 SUPPORTED = {"llama": False, "qwen3": True}  # model_type: has a norm on queries and keys
 MIRROR_HINT = ("Reaching the hub only through a mirror? Set the HF_ENDPOINT environment variable "
                "to the mirror's address before starting Python, or download the model's folder "
@@ -48,27 +44,26 @@ def config_from_hf(hf_config):
     if hf_config.model_type not in SUPPORTED:
         raise ValueError(f"expected a Llama or Qwen3 config, got model_type "
                          f"{hf_config.model_type!r}")
-    unsupported = [name for name in ("attention_bias", "mlp_bias", "sliding_window",
-                                     "attention_dropout") if getattr(hf_config, name, None)]
-    if hf_config.hidden_act != "silu":
-        unsupported.append("hidden_act")
+    fixed = {"attention_bias": False, "mlp_bias": False, "sliding_window": None,  # ModernGPT's
+             "attention_dropout": 0.0, "hidden_act": "silu"}
+    unsupported = [name for name, value in fixed.items() if getattr(hf_config, name, value) != value]
     if unsupported:
         raise ValueError(f"ModernGPT has no equivalent for these settings: {unsupported}")
-    rope = dict(hf_config.rope_parameters)
+    rope = hf_config.rope_parameters
     rope_type = rope.get("rope_type", "default")
     if rope_type not in ("default", "llama3"):
         raise ValueError(f"rope_type {rope_type!r} is not supported (default, llama3)")
     scaling = None
-    if rope_type == "llama3":
-        scaling = {ours: rope[theirs] for ours, theirs in LLAMA3_ROPE_KEYS.items()}
-    heads = hf_config.num_attention_heads
+    if rope_type == "llama3":  # the keys of modern.rope_frequencies' `scaling`
+        scaling = {key: rope[key] for key in ("factor", "low_freq_factor", "high_freq_factor")}
+        scaling["original_context_length"] = rope["original_max_position_embeddings"]
     return {
         "vocab_size": hf_config.vocab_size,
         "context_length": hf_config.max_position_embeddings,
         "emb_dim": hf_config.hidden_size,
-        "n_heads": heads,
+        "n_heads": hf_config.num_attention_heads,
         "n_kv_groups": hf_config.num_key_value_heads,
-        "head_dim": getattr(hf_config, "head_dim", None) or hf_config.hidden_size // heads,
+        "head_dim": hf_config.head_dim,
         "hidden_dim": hf_config.intermediate_size,
         "n_layers": hf_config.num_hidden_layers,
         "rope_base": float(rope["rope_theta"]),

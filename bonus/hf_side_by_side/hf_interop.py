@@ -137,20 +137,13 @@ def hf_from_gptmodel(model):
 
     tied = model.out_head.weight is model.tok_emb.weight
     state = model.state_dict()
-    if not cfg["qkv_bias"]:  # Hugging Face's c_attn always has a bias: a zero one adds nothing
-        zeros = state["tok_emb.weight"].new_zeros(cfg["emb_dim"])  # same dtype and device
-        for i in range(cfg["n_layers"]):
-            for name in ("W_query", "W_key", "W_value"):
-                state[f"trf_blocks.{i}.att.{name}.bias"] = zeros
-
-    hf_state, qkv_parts = {}, {}
-    for ours, hf, transposed, part in expand_name_map(cfg["n_layers"]):
-        tensor = state[ours].T if transposed else state[ours]
-        if part is None:
-            hf_state[hf] = tensor
-        else:
-            qkv_parts.setdefault(hf, []).append(tensor)  # NAME_MAP lists q, k, v in order
-    hf_state.update({hf: torch.cat(parts, dim=-1) for hf, parts in qkv_parts.items()})
+    zeros = state["tok_emb.weight"].new_zeros(cfg["emb_dim"])  # same dtype and device
+    hf_parts = {}  # Hugging Face name -> our tensors; c_attn's are q, k, v in NAME_MAP's order
+    for ours, hf, transposed, _ in expand_name_map(cfg["n_layers"]):
+        tensor = state.get(ours, zeros)  # without qkv_bias, c_attn's bias is zero
+        hf_parts.setdefault(hf, []).append(tensor.T if transposed else tensor)
+    hf_state = {hf: torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]  # views, but c_attn
+                for hf, parts in hf_parts.items()}
 
     rate = cfg["drop_rate"]
     config = GPT2Config(

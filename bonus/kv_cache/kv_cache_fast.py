@@ -42,17 +42,8 @@ def new_cache(cfg, batch_size, length, device=None, dtype=torch.float32):
 
 
 def layer_norm(x, norm):
-    """gpt.LayerNorm in one fused kernel (same biased variance), `norm` from norm_params."""
-    scale, shift, eps = norm
-    return F.layer_norm(x, scale.shape, scale, shift, eps)
-
-
-def norm_params(norm):
-    return norm.scale.detach(), norm.shift.detach(), norm.eps
-
-
-def detached(bias):
-    return None if bias is None else bias.detach()
+    """The gpt.LayerNorm `norm` in one fused kernel (the same biased variance)."""
+    return F.layer_norm(x, norm.scale.shape, norm.scale, norm.shift, norm.eps)
 
 
 class FastBlock:
@@ -64,14 +55,14 @@ class FastBlock:
         # The query, key and value projections as one matrix [3 * d_out, d_in]: one stream
         # through memory instead of three (the three outputs side by side).
         projections = (att.W_query, att.W_key, att.W_value)
-        self.qkv_weight = lay_out(torch.cat([proj.weight.detach() for proj in projections]))
-        biases = [detached(proj.bias) for proj in projections]
-        self.qkv_bias = None if biases[0] is None else torch.cat(biases)
-        self.out_proj = lay_out(att.out_proj.weight.detach()), detached(att.out_proj.bias)
-        self.norm1, self.norm2 = norm_params(block.norm1), norm_params(block.norm2)
+        self.qkv_weight = lay_out(torch.cat([proj.weight for proj in projections]))
+        has_bias = att.W_query.bias is not None
+        self.qkv_bias = torch.cat([proj.bias for proj in projections]) if has_bias else None
+        self.out_proj = lay_out(att.out_proj.weight), att.out_proj.bias
+        self.norm1, self.norm2 = block.norm1, block.norm2
         expand, _gelu, contract = block.ff.layers  # gpt.FeedForward: Linear, GELU, Linear
-        self.ff_expand = lay_out(expand.weight.detach()), detached(expand.bias)
-        self.ff_contract = lay_out(contract.weight.detach()), detached(contract.bias)
+        self.ff_expand = lay_out(expand.weight), expand.bias
+        self.ff_contract = lay_out(contract.weight), contract.bias
 
     def __call__(self, x, kv, start_pos):
         x = x + self.attend(layer_norm(x, self.norm1), kv, start_pos)
@@ -98,19 +89,22 @@ class FastBlock:
 
 
 class FastGPT:
-    """A gpt.GPTModel's weights laid out for fast greedy generation. Inference only.
+    """A gpt.GPTModel's weights laid out for fast greedy generation. Inference only: it
+    converts and runs under torch.no_grad.
 
     Computes what the model computes in eval mode, within float rounding (about 1e-6).
     """
 
+    @torch.no_grad()
     def __init__(self, model):
         self.cfg = dict(model.cfg)
-        self.tok_emb = model.tok_emb.weight.detach()  # looked up, not multiplied: shared
-        self.pos_emb = model.pos_emb.weight.detach()
+        self.tok_emb = model.tok_emb.weight  # looked up, not multiplied: shared
+        self.pos_emb = model.pos_emb.weight
         self.blocks = [FastBlock(block) for block in model.trf_blocks]
-        self.final_norm = norm_params(model.final_norm)
-        self.out_head = lay_out(model.out_head.weight.detach())
+        self.final_norm = model.final_norm
+        self.out_head = lay_out(model.out_head.weight)
 
+    @torch.no_grad()
     def __call__(self, in_idx, cache=None, start_pos=0, last_only=False):
         """Logits for the ids `in_idx`, its first token at position `start_pos`.
 
@@ -122,8 +116,9 @@ class FastGPT:
         end = start_pos + num_tokens
         if num_tokens > 1 and start_pos:
             raise ValueError("several tokens at once must start at position 0")
-        if end > (self.cfg["context_length"] if cache is None else cache.shape[4]):
-            raise ValueError(f"positions up to {end} do not fit the context or the cache")
+        gpt.check_num_tokens(end, self.cfg["context_length"])
+        if cache is not None and end > cache.shape[4]:
+            raise ValueError(f"positions up to {end} do not fit the cache")
         positions = torch.arange(start_pos, end, device=in_idx.device)
         x = F.embedding(in_idx, self.tok_emb) + self.pos_emb[positions]
         for i, block in enumerate(self.blocks):
@@ -139,20 +134,15 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
     Convert the model once with FastGPT(model) and reuse the result for every call.
     """
     gpt.check_generation_args(fast, idx, max_new_tokens, context_size)
-    cfg = fast.cfg
     window = idx[:, -context_size:]
-    # The longest window the model will see (the last new token is never fed back).
+    # The longest window the model will see (the last new token is never fed back); a window
+    # longer than context_length stops at fast(...), as generate_text_simple stops at model(...).
     longest = min(window.shape[1] + max_new_tokens - 1, context_size)
-    if longest > cfg["context_length"]:
-        raise ValueError(
-            f"the window grows to {longest} tokens but the model's context_length is "
-            f"{cfg['context_length']} (pass context_size <= {cfg['context_length']})"
-        )
     new_ids = []
     # inference_mode: like no_grad, and it also skips autograd's version counting.
     with torch.inference_mode():
         weight = fast.tok_emb
-        cache = new_cache(cfg, idx.shape[0], longest, weight.device, weight.dtype)
+        cache = new_cache(fast.cfg, idx.shape[0], longest, weight.device, weight.dtype)
         feed, start = window, 0  # the first step feeds the whole window at once (a prefill)
         for _ in range(max_new_tokens):
             logits = fast(feed, cache, start, last_only=True)

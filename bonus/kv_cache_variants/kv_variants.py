@@ -19,18 +19,15 @@ def repeated(kv_heads, group_size):
 
     The order of kv_heads.repeat_interleave(group_size, dim=1). Written with expand, it is a
     view of `kv_heads`, no copy, when group_size is 1: the matrix products then see the
-    chapter's tensors, memory layout included, and give its numbers bit for bit.
+    chapter's tensors, memory layout included (a contiguous copy may take another kernel).
     """
     b, groups, n, d = kv_heads.shape
     return kv_heads.unsqueeze(2).expand(b, groups, group_size, n, d).reshape(b, -1, n, d)
 
 
 def mask_rows(mask, num_tokens, num_keys):
-    """The rows of `mask` for the last `num_tokens` of `num_keys` positions: the new queries'.
-
-    With a cache, the keys are the cached positions followed by the new tokens, and the
-    queries are those of the new tokens only.
-    """
+    """The rows of `mask` for the new queries: with a cache, the keys are the cached positions
+    followed by the new tokens, and the queries are the last `num_tokens` of `num_keys`."""
     return mask[num_keys - num_tokens : num_keys, :num_keys]
 
 
@@ -42,10 +39,8 @@ def attention_args(cfg):
 
 
 def model_with_attention(cfg, make_attention):
-    """bonus.kv_cache.kv_cache.GPTModel(cfg) whose block number `layer` attends with make_attention(layer).
-
-    Every other part (embeddings, feed-forward, norms, head) is the chapter's.
-    """
+    """bonus.kv_cache.kv_cache.GPTModel(cfg) whose block number `layer` attends with
+    make_attention(layer); every other part is the chapter's."""
     model = kv_cache.GPTModel(cfg)
     for layer, block in enumerate(model.trf_blocks):
         block.att = make_attention(layer)

@@ -136,26 +136,23 @@ def absorb(att):
     weights add up to 1, so in eval mode) and into out_proj's bias.
     """
     heads, head_dim, latent_dim = att.num_heads, att.head_dim, att.latent_dim
-    d_in, context_length = att.W_query.in_features, att.mask.shape[0]
+    d_in, weight = att.W_query.in_features, att.W_query.weight
     with torch.random.fork_rng():  # initial weights, all replaced: leave the caller's seed alone
-        absorbed = AbsorbedLatentAttention(d_in, att.d_out, context_length, att.dropout.p, heads,
+        absorbed = AbsorbedLatentAttention(d_in, att.d_out, att.mask.shape[0], att.dropout.p, heads,
                                            latent_dim, qkv_bias=att.W_query.bias is not None)
-    absorbed.to(att.W_query.weight.device, att.W_query.weight.dtype)
     key_up = att.W_key.weight.view(heads, head_dim, latent_dim).transpose(1, 2)  # K_h^T
     value_up = att.W_value.weight.view(heads, head_dim, latent_dim)  # V_h
     out_by_head = att.out_proj.weight.view(att.d_out, heads, head_dim).transpose(0, 1)
-    with torch.no_grad():
-        query = key_up @ att.W_query.weight.view(heads, head_dim, d_in)  # (heads, latent, d_in)
-        absorbed.W_query.weight.copy_(query.reshape(heads * latent_dim, d_in))
-        if att.W_query.bias is not None:
-            absorbed.W_query.bias.copy_((key_up @ att.W_query.bias.view(heads, head_dim, 1)).flatten())
-        absorbed.W_kv_down.weight.copy_(att.W_kv_down.weight)
-        out = out_by_head @ value_up  # (heads, d_out, latent)
-        absorbed.out_proj.weight.copy_(out.transpose(0, 1).reshape(att.d_out, heads * latent_dim))
-        out_bias = att.out_proj.bias
-        if att.W_value.bias is not None:
-            out_bias = out_bias + att.out_proj.weight @ att.W_value.bias
-        absorbed.out_proj.bias.copy_(out_bias)
+    query = key_up @ weight.view(heads, head_dim, d_in)  # (heads, latent, d_in)
+    out = out_by_head @ value_up  # (heads, d_out, latent)
+    state = {"W_query.weight": query.reshape(heads * latent_dim, d_in),
+             "W_kv_down.weight": att.W_kv_down.weight, "mask": att.mask,
+             "out_proj.weight": out.transpose(0, 1).reshape(att.d_out, heads * latent_dim),
+             "out_proj.bias": att.out_proj.bias}
+    if att.W_query.bias is not None:  # qkv_bias: the key bias is dropped, as said above
+        state["W_query.bias"] = (key_up @ att.W_query.bias.view(heads, head_dim, 1)).flatten()
+        state["out_proj.bias"] = att.out_proj.bias + att.out_proj.weight @ att.W_value.bias
+    absorbed.to(weight.device, weight.dtype).load_state_dict(state)
     return absorbed.train(att.training)
 
 

@@ -61,10 +61,9 @@ def parallel_form(q, k, v, beta=None, alpha=None):
     if beta is None:
         writes = v
     else:
-        strictly_lower = (k @ k.transpose(-2, -1)) * decay.tril(diagonal=-1)
-        identity = torch.eye(num_tokens, dtype=q.dtype, device=q.device)
-        system = identity + beta.unsqueeze(-1) * strictly_lower
-        writes = torch.linalg.solve_triangular(system, beta.unsqueeze(-1) * v, upper=False,
+        beta_l = beta.unsqueeze(-1) * (k @ k.transpose(-2, -1)) * decay.tril(diagonal=-1)
+        # unitriangular: the solver takes the diagonal to be 1, so it solves with I + diag(beta) L.
+        writes = torch.linalg.solve_triangular(beta_l, beta.unsqueeze(-1) * v, upper=False,
                                                unitriangular=True)
     return ((q @ k.transpose(-2, -1)) * decay) @ writes
 
@@ -78,9 +77,7 @@ def elu_feature_map(x):
 def normalized_weights(q, k):
     """The (..., tokens, tokens) weights of normalised causal linear attention: row t holds
     phi(q_t) . phi(k_i) divided by its sum over i <= t, and 0 for i > t."""
-    num_tokens = q.shape[-2]
-    causal = torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=q.device).tril()
-    scores = (elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)) * causal
+    scores = (elu_feature_map(q) @ elu_feature_map(k).transpose(-2, -1)).tril()  # 0 for i > t
     return scores / scores.sum(dim=-1, keepdim=True)
 
 
@@ -90,21 +87,16 @@ def normalized_parallel_form(q, k, v):
 
 
 def normalized_recurrent_form(q, k, v):
-    """The same numbers one token at a time, from a zero state S (..., d_v, d_k) and a zero
-    normaliser z (..., d_k); returns (outputs, (final state, final normaliser)).
+    """The same numbers one token at a time; returns (outputs, (final state S, normaliser z)).
 
-    The numerator S_t phi(q_t) is recurrent_step's linear attention on phi(q), phi(k); z_t adds
-    up phi(k_i), so z_t . phi(q_t) is the sum of the weights before normalising.
+    The state S (..., d_v, d_k) and the normaliser z (..., d_k) are recurrent_form's linear
+    attention on phi(q), phi(k): S with the values v, z with a value of 1 at every position, so
+    that z_t . phi(q_t) is the sum of the weights before normalising.
     """
     phi_q, phi_k = elu_feature_map(q), elu_feature_map(k)
-    state = q.new_zeros(*q.shape[:-2], v.shape[-1], k.shape[-1])
-    normalizer = q.new_zeros(*k.shape[:-2], k.shape[-1])
-    outputs = []
-    for t in range(q.shape[-2]):
-        state, numerator = recurrent_step(state, phi_q[..., t, :], phi_k[..., t, :], v[..., t, :])
-        normalizer = normalizer + phi_k[..., t, :]
-        outputs.append(numerator / (normalizer * phi_q[..., t, :]).sum(dim=-1, keepdim=True))
-    return torch.stack(outputs, dim=-2), (state, normalizer)
+    numerators, state = recurrent_form(phi_q, phi_k, v)
+    weight_sums, normalizer = recurrent_form(phi_q, phi_k, torch.ones_like(v[..., :1]))
+    return numerators / weight_sums, (state, normalizer.squeeze(-2))
 
 
 def kv_cache_costs(cfg, num_keys):

@@ -50,15 +50,13 @@ class MoEFeedForward(nn.Module):  # NEW: a router sends each token to a few feed
             ExpertFeedForward(cfg, hidden) for _ in range(cfg["n_experts"]))  # NEW
         self.shared_expert = ExpertFeedForward(cfg, hidden) if cfg["shared_expert"] else None  # NEW
 
-    def route(self, x):  # NEW: the experts each token goes to, and the gate (weight) of each
+    def route(self, x):  # NEW: the gate (weight) of each token's experts, and which they are
         probs = torch.softmax(self.router(x), dim=-1)  # NEW: over ALL experts, so the router learns
-        gates, chosen = torch.topk(probs, self.top_k, dim=-1)  # NEW: the k most probable experts
-        return gates, chosen  # NEW
+        return torch.topk(probs, self.top_k, dim=-1)  # NEW: the k most probable experts
 
     def forward(self, x):
-        gates, chosen = self.route(x)  # NEW: each (b, tokens, top_k)
         tokens = x.reshape(-1, x.shape[-1])  # NEW: one row per token, (b * tokens, emb_dim)
-        gates, chosen = gates.reshape(-1, self.top_k), chosen.reshape(-1, self.top_k)  # NEW
+        gates, chosen = self.route(tokens)  # NEW: each (b * tokens, top_k)
         out = torch.zeros_like(tokens)  # NEW
         for i, expert in enumerate(self.experts):  # NEW: each expert runs on its tokens only
             rows, slot = torch.where(chosen == i)  # NEW: the tokens that chose expert i, and where
@@ -86,8 +84,7 @@ def moe_gpt_model(cfg):
     `cfg` is a GPT config plus MOE_KEYS (and optionally OPTIONAL_MOE_KEYS); the model's own
     `cfg` keeps the GPT keys.
     """
-    moe_keys = MOE_KEYS + OPTIONAL_MOE_KEYS
-    model = gpt.GPTModel({key: value for key, value in cfg.items() if key not in moe_keys})
+    model = gpt.GPTModel({k: v for k, v in cfg.items() if k not in MOE_KEYS + OPTIONAL_MOE_KEYS})
     for block in model.trf_blocks:
         block.ff = MoEFeedForward(cfg)
     return model
@@ -96,12 +93,8 @@ def moe_gpt_model(cfg):
 def routes(model, in_idx):
     """Each MoE layer's (gates, chosen experts) for the tokens of model(in_idx), in order."""
     found = []
-
-    def record(module, inputs, output):
-        found.append(module.route(inputs[0]))
-
-    moe_layers = [m for m in model.modules() if isinstance(m, MoEFeedForward)]
-    hooks = [layer.register_forward_hook(record) for layer in moe_layers]
+    hooks = [m.register_forward_hook(lambda layer, inputs, _: found.append(layer.route(inputs[0])))
+             for m in model.modules() if isinstance(m, MoEFeedForward)]
     try:
         with torch.no_grad():
             model(in_idx)

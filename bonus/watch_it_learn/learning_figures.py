@@ -49,7 +49,7 @@ def draw_loss_curves(history, title="Training and held-out loss"):
     fig, ax = plt.subplots(figsize=(6.5, 3.5))
     ax.plot(history["step"], history["train_loss"], "o-", label="training text")
     ax.plot(history["step"], history["val_loss"], "s-", label="held-out text")
-    best = history["step"][min(range(len(history["step"])), key=history["val_loss"].__getitem__)]
+    best = history["step"][history["val_loss"].index(min(history["val_loss"]))]
     ax.axvline(best, color="gray", linestyle=":", label=f"lowest held-out loss (step {best})")
     ax.set_title(title)
     ax.set_xlabel("training step")

@@ -46,12 +46,11 @@ class Vocab:
     def encode(self, gpt2_ids):
         """GPT-2 ids -> this vocabulary's ids (a ValueError for a token the text never used)."""
         gpt2_ids = torch.as_tensor(gpt2_ids)
-        ids = torch.searchsorted(self.gpt2_ids, gpt2_ids).clamp(max=len(self) - 1)
-        unknown = gpt2_ids[self.gpt2_ids[ids] != gpt2_ids]
+        unknown = gpt2_ids[~torch.isin(gpt2_ids, self.gpt2_ids)]
         if unknown.numel():
             raise ValueError(f"GPT-2 token ids {unknown.unique().tolist()[:5]} are not in this "
                              "vocabulary: the training text never uses them")
-        return ids
+        return torch.searchsorted(self.gpt2_ids, gpt2_ids)
 
     def decode(self, ids):
         """This vocabulary's ids -> GPT-2 ids, ready for tokenizer.decode."""
@@ -86,12 +85,11 @@ def in_eval_mode(function):
     model back in the mode it was in."""
 
     @functools.wraps(function)
+    @torch.no_grad()
     def wrapper(model, *args, **kwargs):
         was_training = model.training
-        model.eval()
         try:
-            with torch.no_grad():
-                return function(model, *args, **kwargs)
+            return function(model.eval(), *args, **kwargs)
         finally:
             model.train(was_training)
 

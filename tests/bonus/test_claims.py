@@ -21,52 +21,37 @@ def chapter_model(seed=1):
     return gpt.GPTModel(CFG).eval()
 
 
-@pytest.mark.parametrize("variant", BLOCKS)
-def test_blocks_are_subclasses_that_mark_every_change_new(variant):
-    """A variant overrides only what changes: a forward differs from the chapter's only in
-    lines marked # NEW; an __init__ runs the chapter's, then every line it adds is marked."""
-    assert issubclass(variant, gpt.TransformerBlock)
-    own = [name for name in ("__init__", "forward") if name in vars(variant)]
-    assert len(own) == 1, own
-    if own == ["forward"]:
-        assert_changes_marked_new(gpt.TransformerBlock.forward, variant.forward)
-    else:
-        lines = inspect.getsource(variant.__init__).splitlines()
+@pytest.mark.parametrize("variant", BLOCKS + [claims.GPTVariant])
+def test_variants_are_subclasses_that_mark_every_change_new(variant):
+    """A variant overrides one method of the chapter's class: a forward, or GPTVariant's
+    __init__, differs from the chapter's only in lines marked # NEW; a block's __init__ runs the
+    chapter's, then every line it adds is marked."""
+    assert variant.__base__ in (gpt.TransformerBlock, gpt.GPTModel)
+    (own,) = [name for name in ("__init__", "forward") if name in vars(variant)]
+    lines = inspect.getsource(getattr(variant, own)).splitlines()
+    if lines[1].strip() == "super().__init__(cfg)":
         assert lines[0].strip() == "def __init__(self, cfg):"
-        assert lines[1].strip() == "super().__init__(cfg)"
         assert lines[2:] and all("# NEW" in line for line in lines[2:])
+    else:
+        assert_changes_marked_new(getattr(variant.__base__, own), getattr(variant, own))
 
 
-def test_model_changes_only_lines_marked_new():
-    assert_changes_marked_new(gpt.GPTModel, claims.GPTVariant)
-
-
-# BLOCKS[1:]: all but BlockNoNorm, which has fewer weights (its own test below)
-@pytest.mark.parametrize("change", [{}] + [{"block": block} for block in BLOCKS[1:]])
+@pytest.mark.parametrize("change", [{}, {"block": claims.BlockNoNorm, "final_norm": False}]
+                         + [{"block": block} for block in BLOCKS[1:]])
 def test_same_seed_same_weights_as_the_chapter(change):
-    """Under one seed the defaults and the block variants draw the chapter's weights (same names,
-    same values); the defaults compute its logits exactly, each block variant something else:
-    a block's change is in the computation, not the parameters."""
+    """Under one seed every variant draws the chapter's weights (same names, same values; without
+    norms, all but the norms'); the defaults compute its logits exactly, each variant something
+    else: a change is in the computation, not in the weights drawn."""
     variant = claims.make_model(CFG, seed=1, **change).eval()
     chapter = chapter_model(seed=1)
-    assert list(variant.state_dict()) == list(chapter.state_dict())
-    assert all(torch.equal(a, b) for a, b in
-               zip(variant.state_dict().values(), chapter.state_dict().values()))
+    no_norms = change.get("final_norm") is False  # BlockNoNorm, and no final norm either
+    weights = {k: w for k, w in chapter.state_dict().items() if not (no_norms and "norm" in k)}
+    assert list(variant.state_dict()) == list(weights)
+    assert all(torch.equal(a, b) for a, b in zip(variant.state_dict().values(), weights.values()))
     if change:
         assert not torch.allclose(variant(IDS), chapter(IDS), atol=1e-3)
     else:
         assert torch.equal(variant(IDS), chapter(IDS))
-
-
-def test_no_norm_is_the_chapter_model_with_identity_norms():
-    variant = claims.make_model(CFG, seed=1, block=claims.BlockNoNorm, final_norm=False).eval()
-    assert not any(isinstance(m, gpt.LayerNorm) for m in variant.modules())
-    chapter = chapter_model(seed=2)
-    chapter.load_state_dict(variant.state_dict(), strict=False)  # the variant's weights
-    for block in chapter.trf_blocks:
-        block.norm1 = block.norm2 = nn.Identity()
-    chapter.final_norm = nn.Identity()
-    assert torch.equal(variant(IDS), chapter(IDS))
 
 
 def test_each_block_computes_its_formula_with_the_chapter_modules():
@@ -74,13 +59,14 @@ def test_each_block_computes_its_formula_with_the_chapter_modules():
     torch.manual_seed(1)
     chapter = gpt.TransformerBlock(CFG).eval()
     expected = {
+        claims.BlockNoNorm: (lambda h: h + chapter.ff(h))(x + chapter.att(x)),
         claims.BlockNoShortcut: chapter.ff(chapter.norm2(chapter.att(chapter.norm1(x)))),
         claims.BlockPostLN: (lambda h: chapter.norm2(h + chapter.ff(h)))(
             chapter.norm1(x + chapter.att(x))),
     }
     for block, want in expected.items():
         variant = block(CFG).eval()
-        variant.load_state_dict(chapter.state_dict())
+        variant.load_state_dict(chapter.state_dict(), strict=block is not claims.BlockNoNorm)
         assert torch.allclose(variant(x), want, atol=1e-6), block
     relu = claims.BlockReLU(CFG).eval()
     relu.load_state_dict(chapter.state_dict())
@@ -94,6 +80,13 @@ def test_tied_model_shares_one_matrix():
     assert tied.out_head.weight is tied.tok_emb.weight
     separate = sum(p.numel() for p in claims.make_model(CFG, seed=1).parameters())
     assert separate - sum(p.numel() for p in tied.parameters()) == 50 * CFG["emb_dim"]
+
+
+def test_embeddings_init_draws_the_embeddings_only():
+    model = claims.embeddings_init_(claims.make_model(CFG, seed=1))
+    default = claims.make_model(CFG, seed=1).state_dict()
+    changed = [k for k, w in model.state_dict().items() if not torch.equal(w, default[k])]
+    assert changed == ["tok_emb.weight", "pos_emb.weight"] and model.tok_emb.weight.std() < 0.03
 
 
 def test_gpt2_init_has_std_002_scaled_residual_projections_and_zero_biases():

@@ -72,7 +72,6 @@ def test_gpt2_initialization_keeps_the_dtype(dtype):
 def test_converters_stay_on_the_meta_device():
     with torch.device("meta"):
         model = chapter_model(torch.float32)
-    cached, copied = kv_cache.from_gpt(model), copy_weights(model, gqa.gqa_model(CFG, 4))
-    for converted in (cached, copied):
+    for converted in (kv_cache.from_gpt(model), copy_weights(model, gqa.gqa_model(CFG, 4))):
         assert {t.device.type for t in [*converted.parameters(), *converted.buffers()]} == {"meta"}
     assert FastGPT(model).blocks[0].qkv_weight.is_meta

@@ -20,16 +20,10 @@ HELLO_CONTINUATION = BOOK_OUTPUT_IDS[4:] + [49706, 43231, 47062, 34657, 18631, 4
                                             45933, 23154, 15983, 10345, 16369, 46214, 22954]
 TWO_PROMPTS = torch.tensor([HELLO_IDS, [6109, 3626, 6100, 345]])
 
-
-def readable_generate(model, *args):
-    return kv_cache.generate_text_cached(kv_cache.from_gpt(model), *args)
-
-
-def fast_generate(model, *args):
-    return generate_fast(FastGPT(model), *args)
-
-
-GENERATORS = [readable_generate, fast_generate]
+GENERATORS = {  # name -> generate(gpt.GPTModel, *generate_text_simple's other arguments)
+    "readable": lambda model, *args: kv_cache.generate_text_cached(kv_cache.from_gpt(model), *args),
+    "fast": lambda model, *args: generate_fast(FastGPT(model), *args),
+}
 
 
 def test_fast_gpt2_small_ids_match_simple(gpt2_small):
@@ -52,8 +46,8 @@ def test_fast_gpt2_small_ids_match_simple(gpt2_small):
 def test_ids_match_simple_past_the_window(tiny_model, prompt_len, context_size):
     idx = TWO_PROMPTS.repeat(1, 6)[:, :prompt_len]
     expected = gpt.generate_text_simple(tiny_model, idx, 30, context_size)
-    for generate in GENERATORS:
-        assert torch.equal(generate(tiny_model, idx, 30, context_size), expected), generate
+    for name, generate in GENERATORS.items():
+        assert torch.equal(generate(tiny_model, idx, 30, context_size), expected), name
 
 
 @pytest.mark.parametrize("qkv_bias", [False, True])
@@ -65,9 +59,8 @@ def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
     ids = TWO_PROMPTS.repeat(1, 3)  # 12 tokens
     readable_steps, expected = cached_and_full_logits(kv_cache.from_gpt(model), ids, 4)
     fast, cache = FastGPT(model), new_cache(cfg, 2, 12)
-    with torch.no_grad():
-        fast_steps = [fast(ids[:, :4], cache)[:, -1]]
-        fast_steps += [fast(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
+    fast_steps = [fast(ids[:, :4], cache)[:, -1]]
+    fast_steps += [fast(ids[:, t : t + 1], cache, start_pos=t)[:, -1] for t in range(4, 12)]
     assert (readable_steps - expected).abs().max() < 1e-5
     assert (torch.stack(fast_steps, dim=1) - expected).abs().max() < 1e-5
 
@@ -75,16 +68,6 @@ def test_each_cached_step_gives_the_full_forward_logits(qkv_bias):
 @pytest.mark.parametrize("name", ["MultiHeadAttention", "TransformerBlock", "GPTModel"])
 def test_readable_class_differs_from_gpt_only_in_lines_marked_new(name):
     assert_changes_marked_new(getattr(gpt, name), getattr(kv_cache, name))
-
-
-def test_readable_cache_refuses_positions_past_context_length(tiny_model):
-    readable = kv_cache.from_gpt(tiny_model)
-    with torch.no_grad():
-        readable(TWO_PROMPTS.repeat(1, 4), use_cache=True)  # all 16 positions
-        with pytest.raises(ValueError, match="context_length"):
-            readable(TWO_PROMPTS[:, :1], use_cache=True)
-        readable.reset_cache()
-        readable(TWO_PROMPTS[:, :1], use_cache=True)
 
 
 def test_fast_conversion_leaves_the_model_untouched(tiny_model):
@@ -110,7 +93,7 @@ def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_siz
     """Each cached generator refuses what generate_text_simple refuses, with the same type."""
     with pytest.raises((TypeError, ValueError)) as simple:
         gpt.generate_text_simple(tiny_model, idx, max_new_tokens, context_size)
-    for generate in GENERATORS:
+    for generate in GENERATORS.values():
         with pytest.raises(simple.type):
             generate(tiny_model, idx, max_new_tokens, context_size)
 

@@ -75,8 +75,7 @@ REDUCES = {
 @pytest.mark.parametrize("qkv_bias", [False, True])
 @pytest.mark.parametrize("name", REDUCES)
 def test_a_reduced_variant_gives_the_logits_at_every_length_even_in_training(name, qkv_bias):
-    """Bit for bit, dropout and all (the same random numbers). A copy of the keys, which
-    repeat_interleave makes, would change the rounding at some lengths."""
+    """Bit for bit, dropout and all (the same random numbers)."""
     build, holding = REDUCES[name]
     torch.manual_seed(123)
     model = build({**CFG, "qkv_bias": qkv_bias}).train()

@@ -54,13 +54,12 @@ def test_sampling_distribution_is_softmax_with_temperature_and_top_k():
 
 def test_the_figures_draw_for_any_model(model):
     history = {"step": [1, 2, 3], "train_loss": [3.0, 2.0, 1.0], "val_loss": [3.1, 2.5, 2.9]}
-    decode = str
     figures = [
         lf.draw_loss_curves(history),
         lf.draw_generations({"step 0": "Hi\nthere", "step 50": "Hi there"}, prompt="Hi"),
-        lf.draw_attention({"untrained": model, "also untrained": model}, IDS, decode),
-        lf.draw_next_token({"a": model, "b": model}, IDS, decode, k=4),
-        lf.draw_sampling_distributions(model, IDS, decode, top_k=2, k=4),
+        lf.draw_attention({"untrained": model, "also untrained": model}, IDS, str),
+        lf.draw_next_token({"a": model, "b": model}, IDS, str, k=4),
+        lf.draw_sampling_distributions(model, IDS, str, top_k=2, k=4),
     ]
     assert [len(f.axes) for f in figures] == [1, 1, 2 * CFG["n_heads"], 2, 4]
     assert "step 2" in figures[0].axes[0].get_legend_handles_labels()[1][-1]  # lowest held-out

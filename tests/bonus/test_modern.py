@@ -92,12 +92,14 @@ def model(**changes):
                                         "high_freq_factor": 4.0, "original_context_length": 16}},
     {"n_kv_groups": 4, "head_dim": 8},
 ])
-def test_cached_generation_equals_the_chapters_loop(changes):
+def test_cached_logits_and_generation_equal_the_chapters_full_passes(changes):
     m = model(**changes)
     prompt = torch.randint(0, 1000, (2, 6), generator=torch.Generator().manual_seed(1))
     for steps, context in ((10, 64), (30, 16)):  # the second slides the window
         expected = gpt.generate_text_simple(m, prompt, steps, context)
         assert torch.equal(modern.generate_text_cached(m, prompt, steps, context), expected)
+    cached, full = cached_and_full_logits(m, torch.randint(0, 1000, (1, 12)), 8)
+    assert torch.allclose(cached, full, atol=1e-5) and m.current_pos == 12
 
 
 @pytest.mark.parametrize("dtype, tolerance", [(torch.bfloat16, 0.1), (torch.float16, 0.02)])
@@ -115,12 +117,6 @@ def test_bfloat16_and_float16_models_run_near_float32_with_float32_rope(dtype, t
                        gpt.generate_text_simple(low, prompt, 10, 64))
 
 
-def test_cached_prefill_then_steps_equal_one_full_pass():
-    m, ids = model(qk_norm=True), torch.randint(0, 1000, (1, 12))
-    cached, full = cached_and_full_logits(m, ids, 8)
-    assert torch.allclose(cached, full, atol=1e-5) and m.current_pos == 12
-
-
 @pytest.mark.parametrize("cfg, total, kv_bytes", [  # tied: the head adds no parameter
     (modern.LLAMA_3_2_1B, 1_235_814_400, 32_768),
     (modern.QWEN3_0_6B, 596_049_920, 114_688),
@@ -134,12 +130,9 @@ def test_parameter_breakdown_and_cache_bytes_match_a_built_model(cfg, total, kv_
     assert modern.kv_cache_bytes_per_token(cfg) == kv_bytes
 
 
-def test_a_key_tiny_config_does_not_have_is_refused():
+def test_unknown_config_keys_and_ids_outside_the_vocabulary_or_context_are_refused():
     with pytest.raises(ValueError, match=r"differ: \['drop_rate'\]"):  # GPT-2's, not read here
         modern.ModernGPT({**modern.TINY_CONFIG, "drop_rate": 0.1})
-
-
-def test_generation_refuses_ids_outside_the_vocabulary_and_the_context():
     with pytest.raises(ValueError, match="token ids"):
         modern.generate_text_cached(model(), torch.tensor([[1000]]), 1, 8)
     with pytest.raises(ValueError, match="context_length"):

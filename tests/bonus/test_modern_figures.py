@@ -16,27 +16,16 @@ from tests.helpers import TINY_CONFIG
 pytestmark = pytest.mark.usefixtures("figures")
 
 
-def texts(fig):
-    return [text.get_text() for ax in fig.axes for text in ax.texts]
-
-
-def test_each_pair_turns_by_position_times_its_angle():
-    points = mf.rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 1, 5), num_positions=8)
-    assert points.shape == (8, 3, 2)  # (positions, pairs, the pair's two features)
-    theta = modern.rope_frequencies(16, 10_000.0)[[0, 1, 5]]
-    angles = torch.arange(8.0)[:, None] * theta  # pair i at position m: m * theta_i
-    # A pair that starts as (1, 0) ends at (cos, sin) of its angle: features i and i + 8 turn
-    # together (pairing i with i + 1 would leave the second feature at 0).
-    assert torch.allclose(points, torch.stack((angles.cos(), angles.sin()), dim=-1), atol=1e-6)
-
-
-def test_the_rotation_picture_draws_those_points():
-    fig = mf.draw_rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 2), num_positions=5)
-    points = mf.rope_rotation(16, 10_000.0, (0, 2), 5)
+def test_the_rotation_picture_turns_each_pair_by_position_times_its_angle():
+    fig = mf.draw_rope_rotation(head_dim=16, base=10_000.0, pairs=(0, 2), num_positions=8)
     assert len(fig.axes) == 2
-    for ax, pair_points in zip(fig.axes, points.transpose(0, 1)):
+    for ax, theta in zip(fig.axes, modern.rope_frequencies(16, 10_000.0)[[0, 2]]):
+        angles = torch.arange(8.0) * theta  # pair i at position m: m * theta_i
+        # A pair that starts as (1, 0) ends at (cos, sin) of its angle: features i and i + 8
+        # turn together (pairing i with i + 1 would leave the second feature at 0).
         tips = [arrow.xy for arrow in ax.texts if arrow.get_gid() == "position arrow"]
-        assert torch.allclose(torch.tensor(tips), pair_points, atol=1e-6)
+        assert torch.allclose(torch.tensor(tips), torch.stack((angles.cos(), angles.sin()), -1),
+                              atol=1e-6)
     assert fig.axes[1].get_title().startswith("pair 2: 0.1 rad")  # 10,000^(-4/16)
     assert fig.axes[1].get_ylabel() == "feature 10"
 
@@ -61,32 +50,30 @@ def models(**modern_changes):
 
 def test_the_data_paths_are_labelled_from_the_models():
     fig = mf.draw_gpt2_vs_modern(*models(qk_norm=True, tie_embeddings=True, n_layers=3))
-    shown = texts(fig)
+    shown = [text.get_text() for text in fig.axes[0].texts]
     for label in ("norm1: LayerNorm", "norm1: RMSNorm", "att: MultiHeadAttention",
                   "att: GroupedQueryAttention", "Linear → GELU → Linear", "learns scale and shift",
                   "learns scale", "tied: tok_emb's weights", "learned, 8 positions",
-                  "transformer block, × 2", "transformer block, × 3"):
+                  "transformer block, × 2", "transformer block, × 3", "no position embedding",
+                  "4 query heads share 2 key/value heads, QK-norm", "RoPE"):
         assert label in shown, label
-    assert "4 query heads share 2 key/value heads, QK-norm" in shown
-    assert shown.count("no dropout") == 3 and "no position embedding" in shown
-    assert "RoPE" in shown
+    assert shown.count("no dropout") == 3
 
 
 def test_the_data_paths_follow_the_config_and_what_changed_is_highlighted():
     fig = mf.draw_gpt2_vs_modern(*models())
-    shown = texts(fig)
+    shown = [text.get_text() for text in fig.axes[0].texts]
     assert "4 query heads share 2 key/value heads" in shown  # no QK-norm
     assert "its own weights" in shown and "tied: tok_emb's weights" not in shown
     assert "down(SiLU(gate(x)) · up(x)), 176 wide" in shown
     ax = fig.axes[0]
-    faces = {}
     boxes = [patch for patch in ax.patches if isinstance(patch, FancyBboxPatch)]
-    for patch in boxes:  # the box each label sits in
-        for text in ax.texts:
-            x, y = text.get_position()
-            if patch.contains_point(ax.transData.transform((x, y))) and text.get_text():
-                faces.setdefault(text.get_text(), set()).add(patch.get_facecolor())
-    assert faces["norm1: RMSNorm"] == {to_rgba(HIGHLIGHT_COLOR)}
-    assert faces["norm1: LayerNorm"] == {to_rgba(BOX_COLOR)}
-    assert faces["tok_emb: Embedding"] == {to_rgba(BOX_COLOR)}  # the same on both sides
+
+    def faces(label):  # the colours of the boxes that hold `label`
+        points = [ax.transData.transform(t.get_position()) for t in ax.texts if t.get_text() == label]
+        return {box.get_facecolor() for box in boxes for point in points if box.contains_point(point)}
+
+    assert faces("norm1: RMSNorm") == {to_rgba(HIGHLIGHT_COLOR)}
+    assert faces("norm1: LayerNorm") == {to_rgba(BOX_COLOR)}
+    assert faces("tok_emb: Embedding") == {to_rgba(BOX_COLOR)}  # the same on both sides
     assert sum(patch.get_gid() == "absent" for patch in ax.patches) == 4  # pos_emb, 3 dropouts

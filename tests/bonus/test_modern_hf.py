@@ -8,13 +8,7 @@ import pytest
 import torch
 
 import gpt
-from bonus.gpt2_to_llama_qwen import modern
-from bonus.gpt2_to_llama_qwen.modern_hf import (
-    MIRROR_HINT,
-    config_from_hf,
-    load_modern,
-    model_from_hf,
-)
+from bonus.gpt2_to_llama_qwen import modern, modern_hf
 
 COMMON = {"vocab_size": 120, "hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2,
           "num_attention_heads": 4, "max_position_embeddings": 64,
@@ -39,29 +33,24 @@ SHAPES = {
 
 
 def hf_model(kind, changes):
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
+    """A `kind` model ("llama", "qwen3") with every parameter drawn anew: gains (1-D) from 0.5
+    to 1.5, matrices N(0, 0.1²)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
 
-    config_class, model_class = {"llama": (LlamaConfig, LlamaForCausalLM),
-                                 "qwen3": (Qwen3Config, Qwen3ForCausalLM)}[kind]
-    torch.manual_seed(0)
-    return randomised(model_class(config_class(**COMMON, **changes)).eval())
-
-
-def randomised(hf):
-    """`hf` with every parameter drawn anew: gains (1-D) from 0.5 to 1.5, matrices N(0, 0.1²)."""
+    hf = AutoModelForCausalLM.from_config(AutoConfig.for_model(kind, **COMMON, **changes))
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for param in hf.parameters():
             fresh = (torch.rand(param.shape, generator=generator) + 0.5 if param.ndim == 1
                      else torch.randn(param.shape, generator=generator) * 0.1)
             param.copy_(fresh)
-    return hf
+    return hf.eval()
 
 
 @pytest.fixture(params=SHAPES, scope="module")
 def pair(request):
     hf = hf_model(*SHAPES[request.param])
-    return hf, model_from_hf(hf)
+    return hf, modern_hf.model_from_hf(hf)
 
 
 def test_logits_match_within_1e_5_with_every_setting_read_and_the_weights_shared(pair):
@@ -103,7 +92,7 @@ TOLERANCE = {"sdpa": {torch.bfloat16: 0.1, torch.float16: 0.02},
 def test_bfloat16_and_float16_match_hugging_face(pair, dtype):
     for attention, tolerance in TOLERANCE.items():
         low = in_dtype(pair[0], dtype, attention)
-        ours = model_from_hf(low)
+        ours = modern_hf.model_from_hf(low)
         assert {p.dtype for p in ours.parameters()} == {dtype}
         assert ours.inv_freq.dtype == torch.float32
         with torch.no_grad():
@@ -120,7 +109,7 @@ def test_the_conversion_stays_on_the_meta_device():
 
     with torch.device("meta"):
         hf = LlamaForCausalLM(LlamaConfig(**COMMON))
-    ours = model_from_hf(hf)
+    ours = modern_hf.model_from_hf(hf)
     assert all(t.is_meta for t in [*ours.parameters(), *ours.buffers()])
 
 
@@ -128,23 +117,23 @@ def test_unsupported_models_and_settings_are_refused():
     from transformers import GPT2Config, LlamaConfig
 
     with pytest.raises(ValueError, match="Llama or Qwen3"):
-        config_from_hf(GPT2Config())
+        modern_hf.config_from_hf(GPT2Config())
     with pytest.raises(ValueError, match="attention_bias"):
-        config_from_hf(LlamaConfig(**COMMON, attention_bias=True))
+        modern_hf.config_from_hf(LlamaConfig(**COMMON, attention_bias=True))
     with pytest.raises(ValueError, match="attention_dropout"):
-        config_from_hf(LlamaConfig(**COMMON, attention_dropout=0.1))
+        modern_hf.config_from_hf(LlamaConfig(**COMMON, attention_dropout=0.1))
+    linear = {"rope_type": "linear", "rope_theta": 1e4, "factor": 2.0}
     with pytest.raises(ValueError, match="rope_type"):
-        config_from_hf(LlamaConfig(**COMMON, rope_parameters={"rope_type": "linear",
-                                                              "rope_theta": 1e4, "factor": 2.0}))
+        modern_hf.config_from_hf(LlamaConfig(**COMMON, rope_parameters=linear))
 
 
 def test_load_modern_reads_a_saved_folder_in_its_dtype(tmp_path):
     hf = hf_model(*SHAPES["Qwen3, QK-norm, 2 groups, tied"])
     saved = in_dtype(hf, torch.bfloat16)
     saved.save_pretrained(tmp_path)
-    loaded, ids = load_modern(tmp_path), torch.tensor([[3, 1, 4, 1, 5]])
+    loaded, ids = modern_hf.load_modern(tmp_path), torch.tensor([[3, 1, 4, 1, 5]])
     assert loaded.tok_emb.weight.dtype == torch.bfloat16 and not loaded.training
-    as_float32 = load_modern(tmp_path, dtype=torch.float32)
+    as_float32 = modern_hf.load_modern(tmp_path, dtype=torch.float32)
     assert as_float32.tok_emb.weight.dtype == torch.float32
     hf.load_state_dict(saved.state_dict())  # the saved, rounded weights in float32
     with torch.no_grad():
@@ -154,7 +143,7 @@ def test_load_modern_reads_a_saved_folder_in_its_dtype(tmp_path):
 def test_load_modern_offline_says_what_to_do(tmp_path):
     name = "llm-ch4-tests/no-such-model"  # never in a cache; local_files_only: no network
     with pytest.raises(OSError) as raised:
-        load_modern(name, local_files_only=True)
-    assert name in str(raised.value) and MIRROR_HINT in str(raised.value)
+        modern_hf.load_modern(name, local_files_only=True)
+    assert name in str(raised.value) and modern_hf.MIRROR_HINT in str(raised.value)
     with pytest.raises(FileNotFoundError, match="safetensors"):
-        load_modern(tmp_path)
+        modern_hf.load_modern(tmp_path)

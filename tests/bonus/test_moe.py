@@ -23,15 +23,6 @@ def test_moe_classes_differ_from_feedforward_only_in_lines_marked_new(variant):
     assert_changes_marked_new(gpt.FeedForward, variant)
 
 
-def test_one_expert_top_1_is_the_chapters_feedforward():
-    torch.manual_seed(123)
-    feed_forward = gpt.FeedForward(TINY_CONFIG)
-    layer = moe.MoEFeedForward(moe_config(n_experts=1, top_k=1))
-    layer.experts[0].load_state_dict(feed_forward.state_dict())  # strict: same names and shapes
-    x = torch.randn(2, 5, D)
-    assert torch.equal(layer(x), feed_forward(x))
-
-
 @pytest.mark.parametrize("n_experts, top_k, shared_expert, hidden",
                          [(4, 1, False, 4 * D), (4, 2, False, 4 * D), (4, 2, True, 4 * D),
                           (3, 3, False, 4 * D), (8, 2, True, 2 * D)])
@@ -80,8 +71,9 @@ def test_the_router_gets_a_gradient_even_at_top_1(top_k):
     assert layer.router.weight.grad.norm() > 1e-4
 
 
-def test_moe_model_with_one_expert_is_the_chapters_model():
-    """gpt.GPTModel's weights in a one-expert MoE model: the same logits and generated ids."""
+def test_one_expert_top_1_is_the_chapters_feedforward_and_model():
+    """gpt.GPTModel's weights in a one-expert MoE model: the same logits and generated ids, so
+    each MoE layer computes exactly what gpt.FeedForward computes."""
     torch.manual_seed(123)
     model = gpt.GPTModel(TINY_CONFIG).eval()
     moe_model = moe.moe_gpt_model(moe_config(n_experts=1, top_k=1)).eval()

@@ -57,5 +57,6 @@ def test_each_arm_at_its_own_best_rate():
               for (arm, lr), values in loss.items() for seed, v in enumerate(values, 1)}
     assert verdicts.rates_of(stored, "b", 120) == [3e-4, 1e-3]
     assert verdicts.mean_val_loss(stored, "b", 3e-4, 120) == pytest.approx(4.65)
-    diffs, rates = verdicts.paired_at_best_rates(stored, "a", "b", 120)
-    assert rates == (1e-2, 3e-4) and diffs == pytest.approx([-0.6, -0.3])
+    assert (verdicts.best_rate(stored, "a", 120), verdicts.best_rate(stored, "b", 120)) == (1e-2, 3e-4)
+    assert verdicts.paired(stored, "a", "b", 1e-2, 120, base_lr=3e-4) == pytest.approx([-0.6, -0.3])
+    assert verdicts.paired(stored, "a", "b", 1e-3, 120) == pytest.approx([0.5, 0.3])

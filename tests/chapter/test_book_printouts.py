@@ -15,8 +15,8 @@ the book's prose (listed at the end of the data file) are compared with the cell
 difference must be in that notebook's table and at the spot PROSE names.
 """
 
-import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from itertools import takewhile
 from pathlib import Path
 
@@ -103,18 +103,12 @@ def printed(notebook, cell_ids):
                    for cell_id in cell_ids for output in cells[cell_id].outputs)
 
 
-def value_and_unit(token):
-    """The number a printed token stands for, and the step of its last printed digit."""
-    mantissa, _, exponent = token.replace(",", "").partition("e")
-    decimals = len(mantissa.partition(".")[2])
-    return float(token.replace(",", "")), 10.0 ** (int(exponent or 0) - decimals)
-
-
 def agree(book, ours):
-    """Equal at the coarser of the two printed precisions (the sign of a zero aside)."""
-    (a, unit_a), (b, unit_b) = value_and_unit(book), value_and_unit(ours)
-    unit = max(unit_a, unit_b)
-    return math.floor(a / unit + 0.5) == math.floor(b / unit + 0.5)
+    """Equal at the coarser of the two printed precisions (the sign of a zero aside): a Decimal
+    keeps a token's digits exactly, and its exponent is the place of the last printed digit."""
+    a, b = (Decimal(token.replace(",", "")) for token in (book, ours))
+    unit = Decimal(1).scaleb(max(a.as_tuple().exponent, b.as_tuple().exponent))
+    return a.quantize(unit, ROUND_HALF_UP) == b.quantize(unit, ROUND_HALF_UP)
 
 
 def skeleton(line):

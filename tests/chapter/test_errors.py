@@ -64,14 +64,10 @@ def test_bad_generation_arguments(tiny_model, kwargs, error, message):
         gpt.generate_text_simple(tiny_model, **args)
 
 
-def test_generation_crops_a_long_context_instead_of_failing(tiny_model):
+def test_generation_crops_a_long_context_and_zero_new_tokens_return_the_input(tiny_model):
     idx = torch.randint(0, 1000, (1, 20))  # longer than context_length (16)
     out = gpt.generate_text_simple(tiny_model, idx, max_new_tokens=3, context_size=16)
     assert out.shape == (1, 23) and torch.equal(out[:, :20], idx)
-
-
-def test_zero_new_tokens_returns_the_input(tiny_model):
-    idx = torch.tensor([[5, 6, 7]])
     assert torch.equal(gpt.generate_text_simple(tiny_model, idx, 0, 16), idx)
 
 

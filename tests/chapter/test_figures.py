@@ -74,7 +74,8 @@ def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_
     assert gpt_figures.describe(gpt2_small_meta.trf_blocks[0].ff.layers) == "Linear → GELU → Linear"
 
 
-def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_small_meta):
+def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_small_meta,
+                                                                          tiny_model):
     steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"), expand=("trf_blocks.0",))
     labels = [step.label for step in steps]
     opened = ["norm1: LayerNorm", "att: MultiHeadAttention", "drop_shortcut: Dropout", "+",
@@ -89,9 +90,7 @@ def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_
                                   expand=("trf_blocks.0",))
     assert "trf_blocks.0: TransformerBlock, opened up" in texts(fig)
     assert texts(fig).count("+") == 3
-
-
-def test_a_run_of_one_block_is_not_called_a_run(tiny_model):
+    # Two blocks: the other one is not called a run. Off the meta device, positions are checked.
     labels = [step.label for step in gpt_figures.trace_steps(tiny_model, BATCH, ("trf_blocks.0",))]
     assert "trf_blocks.1: TransformerBlock" in labels and "positions 0..3" in labels
 
@@ -120,14 +119,9 @@ def test_generation_loop_shows_each_line_of_generate_text_simple_with_its_shape(
     assert drawn == sorted(drawn)  # the lines of the function, in its order
     prompt = BATCH[:1]
     steps = gpt_figures.generation_steps(tiny_model, prompt, context_size=16)
-    assert steps == [
-        ("idx_cond = idx[:, -context_size:]", [1, 4]),
-        ("logits = model(idx_cond)", [1, 4, 50257]),
-        ("logits = logits[:, -1, :]", [1, 50257]),
-        ("probas = torch.softmax(logits, dim=-1)", [1, 50257]),
-        ("idx_next = torch.argmax(probas, dim=-1, keepdim=True)", [1, 1]),
-        ("idx = torch.cat((idx, idx_next), dim=1)", [1, 5]),
-    ]
+    assert [code for code, _ in steps] == list(gpt_figures.GENERATION_LINES)
+    assert [shape for _, shape in steps] == [[1, 4], [1, 4, 50257], [1, 50257], [1, 50257],
+                                             [1, 1], [1, 5]]
     cropped = gpt_figures.generation_steps(tiny_model, prompt, context_size=3)
     assert [shape for _, shape in cropped[:2]] == [[1, 3], [1, 3, 50257]]
 
@@ -211,41 +205,18 @@ def test_roadmap_highlights_the_current_step_and_greys_the_later_ones():
     assert "Layer normalization" in texts(fig) and "LayerNorm" in texts(fig)
 
 
-@pytest.fixture
-def attention_and_x():
+def test_the_pictured_head_split_is_the_one_multi_head_attention_attends_with():
     torch.manual_seed(123)
     attention = gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.0,
                                        num_heads=4)
-    return attention, torch.rand(2, 3, 24)
-
-
-def test_head_split_gives_each_head_its_block_of_every_token(attention_and_x):
-    attention, x = attention_and_x
+    x = torch.rand(2, 3, 24)
     steps = gpt_figures.head_split_steps(attention, x)
     assert [(call, list(t.shape)) for call, t in steps] == [
         ("W_query(x)", [2, 3, 24]), ("view(2, 3, 4, 6)", [2, 3, 4, 6]),
         ("transpose(1, 2)", [2, 4, 3, 6])]
-    positions, split = steps[0][1], steps[-1][1]
-    # Head h of token t: that token's features 6h .. 6h + 5.
-    assert torch.equal(split, torch.stack(positions.split(6, dim=-1), dim=1))
-
-    fig = gpt_figures.draw_head_split(attention, x)
-    assert ".transpose(1, 2): [2, 4, 3, 6]    rows: heads" in texts(fig)
-    assert "view(2, 3, 4, 6): [2, 3, 4, 6]    rows: tokens" in " ".join(texts(fig))
-    # The last step's rows, one per head: its colour, and its block of tokens 0, 1, 2.
-    assert colors(fig, "head cell")[-12:] == [to_rgba(gpt_figures.HEAD_COLORS[h])
-                                               for h in range(4) for _ in range(3)]
-    cells = [text for text in texts(fig) if "·" in text]
-    assert cells[-12:] == [f"t{t}·h{h}" for h in range(4) for t in range(3)]
-    assert {f"head {h}" for h in range(4)} <= set(texts(fig))
-
-
-def test_the_pictured_split_is_the_one_multi_head_attention_attends_with(attention_and_x):
-    attention, x = attention_and_x
-    heads = gpt_figures.head_split_steps(attention, x)[-1][1]  # where W_query(x)'s entries go
 
     def split(projection):  # the picture's split, applied to W_query's, W_key's or W_value's output
-        return projection(x).flatten()[heads]
+        return projection(x).flatten()[steps[-1][1]]  # where each entry of W_query(x) goes
 
     with torch.no_grad():
         scores = split(attention.W_query) @ split(attention.W_key).transpose(2, 3)
@@ -253,6 +224,16 @@ def test_the_pictured_split_is_the_one_multi_head_attention_attends_with(attenti
         context = torch.softmax(scores / 6**0.5, dim=-1) @ split(attention.W_value)
         by_picture = attention.out_proj(context.transpose(1, 2).reshape(2, 3, 24))
         torch.testing.assert_close(by_picture, attention(x), rtol=0, atol=1e-6)
+
+    fig = gpt_figures.draw_head_split(attention, x)
+    assert ".transpose(1, 2): [2, 4, 3, 6]    rows: heads" in texts(fig)
+    assert ".view(2, 3, 4, 6): [2, 3, 4, 6]    rows: tokens" in texts(fig)
+    # The last step's rows, one per head: its colour, and its block of tokens 0, 1, 2.
+    assert colors(fig, "head cell")[-12:] == [to_rgba(gpt_figures.HEAD_COLORS[h])
+                                               for h in range(4) for _ in range(3)]
+    cells = [text for text in texts(fig) if "·" in text]
+    assert cells[-12:] == [f"t{t}·h{h}" for h in range(4) for t in range(3)]
+    assert {f"head {h}" for h in range(4)} <= set(texts(fig))
 
 
 def test_token_boxes_show_each_token_and_the_bytes_of_a_split_character(tokenizer):

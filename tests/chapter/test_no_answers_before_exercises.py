@@ -56,15 +56,6 @@ def leaks(exercise, text):
     return [answer for answer in spellings(exercise) if answer in text]
 
 
-@pytest.mark.parametrize("exercise, posed_in", [("4.1", "06_gpt_model.ipynb"),
-                                               ("4.2", "06_gpt_model.ipynb"),
-                                               ("4.3", "07_generating_text.ipynb")])
-def test_each_exercise_is_posed_where_the_book_poses_it_with_no_answer_before(exercise, posed_in):
-    text, where = text_before_box(exercise)
-    assert where == posed_in
-    assert not leaks(exercise, text), f"exercise {exercise}'s answer appears before its box"
-
-
 def outside_the_answer_section(path):
     """A notebook's text, leaving out its one section headed "## After exercises ..."."""
     kept, inside = [], False
@@ -76,9 +67,15 @@ def outside_the_answer_section(path):
     return "\n".join(kept)
 
 
-@pytest.mark.parametrize("exercise", ["4.1", "4.2"])
-def test_the_posing_notebook_answers_only_in_its_section_after_the_exercises(exercise):
-    """A learner reads 06 to the end before opening the exercise notebooks: its answers (a
-    'Predict, then run' table of shares included) sit only under the heading that warns them."""
-    text = outside_the_answer_section(NOTEBOOKS[0].parent / "06_gpt_model.ipynb")
-    assert not leaks(exercise, text), f"06 answers exercise {exercise} outside 'After exercises'"
+@pytest.mark.parametrize("exercise, posed_in", [("4.1", "06_gpt_model.ipynb"),
+                                               ("4.2", "06_gpt_model.ipynb"),
+                                               ("4.3", "07_generating_text.ipynb")])
+def test_each_exercise_is_posed_where_the_book_poses_it_and_answered_only_after(exercise, posed_in):
+    """A learner reads the posing notebook to the end before opening the exercise notebooks: its
+    answers (06's 'Predict, then run' table of shares included) sit only under the heading that
+    warns them."""
+    text, where = text_before_box(exercise)
+    assert where == posed_in
+    assert not leaks(exercise, text), f"exercise {exercise}'s answer appears before its box"
+    text = outside_the_answer_section(NOTEBOOKS[0].parent / posed_in)
+    assert not leaks(exercise, text), f"{posed_in} answers {exercise} outside 'After exercises'"

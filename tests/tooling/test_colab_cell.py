@@ -47,12 +47,7 @@ def report(client):
 
 
 def test_every_notebook_starts_with_the_setup_cell():
-    stale = setup_cell.differing(setup_cell.notebooks(), setup_cell.canonical_cell())
-    names = [str(path.relative_to(setup_cell.ROOT)) for path in stale]
-    assert not names, (
-        "first code cell differs from CONTRIBUTING.md's setup cell; run "
-        f"`python tools/setup_cell.py --write`: {names}"
-    )
+    setup_cell.main([])  # prints each notebook that differs, exits with the command that fixes it
 
 
 def test_write_replaces_only_the_first_code_cells_source(tmp_path):
@@ -78,13 +73,9 @@ def test_in_colab_the_cell_stops_clearly_or_makes_gpt_importable(tmp_path):
         shutil.copy(setup_cell.ROOT / name, course)
     missing = tmp_path / "not-uploaded"
 
-    client = NotebookClient(
-        new_notebook(),
-        kernel_name="python3",
-        timeout=60,
-        shutdown_kernel="immediate",  # a graceful shutdown waits seconds for nothing here
-        resources={"metadata": {"path": str(tmp_path)}},  # the kernel starts in tmp_path
-    )
+    client = NotebookClient(new_notebook(), kernel_name="python3", timeout=60,
+                            shutdown_kernel="immediate",  # a graceful one waits for nothing here
+                            resources={"metadata": {"path": str(tmp_path)}})  # starts in tmp_path
     with client.setup_kernel():
         run(client, COLAB_STAND_IN + f"os.environ['LLM_CH4_FOLDER'] = {str(missing)!r}")
         with pytest.raises(CellExecutionError) as stopped:  # an error stops "Run all" here

@@ -1,6 +1,7 @@
 """gpt.py never drifts from the notebooks: it must be exactly what tools/export.py renders."""
 
 import ast
+import symtable
 
 import nbformat
 import pytest
@@ -9,13 +10,13 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from tools import export
 
 
-def test_gpt_py_matches_the_notebooks_export_cells():
-    rendered = export.render_module()
-    actual = export.MODULE.read_text()
-    assert actual == rendered, (
-        "gpt.py is out of sync with the notebooks: edit the notebook's `#| export` cell "
-        "(never gpt.py by hand), then run `python tools/export.py`"
-    )
+def test_gpt_py_matches_the_notebooks_and_a_hand_edit_is_caught(tmp_path, monkeypatch):
+    export.main(["--check"])  # exits with the difference and what to do if gpt.py drifted
+    edited = tmp_path / "gpt.py"
+    edited.write_text(export.MODULE.read_text() + "\n\ndef added_by_hand():\n    pass\n")
+    monkeypatch.setattr(export, "MODULE", edited)
+    with pytest.raises(SystemExit, match="(?s)out of sync.*added_by_hand"):
+        export.main(["--check"])
 
 
 def test_only_marked_code_cells_are_exported_in_notebook_order(tmp_path):
@@ -35,27 +36,13 @@ def test_only_marked_code_cells_are_exported_in_notebook_order(tmp_path):
     assert "x = 1" not in module and "y = 2" not in module
 
 
-def test_a_hand_edit_of_gpt_py_is_detected(tmp_path, monkeypatch):
-    edited = tmp_path / "gpt.py"
-    edited.write_text(export.MODULE.read_text() + "\n\ndef added_by_hand():\n    pass\n")
-    monkeypatch.setattr(export, "MODULE", edited)
-    with pytest.raises(SystemExit, match="(?s)out of sync.*added_by_hand"):
-        export.main(["--check"])
-
-
 # ---- no chapter notebook uses a name that only a later notebook defines ---------------------
 
 
 def defined_names(source):
-    """The top-level names an export cell defines (functions, classes, assignments)."""
-    names = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                      and isinstance(n.ctx, ast.Store)}
-    return names
+    """The names an export cell binds at the top level (functions, classes, assignments)."""
+    return {s.get_name() for s in symtable.symtable(source, "cell", "exec").get_symbols()
+            if s.is_assigned()}
 
 
 def names_used(notebook_path):

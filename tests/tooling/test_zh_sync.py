@@ -1,17 +1,15 @@
 """The Chinese edition (zh/) is a complete translation of the current English notebooks.
 
-The translations live in gettext catalogs (locale/zh/.../*.po, kept by tools/zh_sync.py), and
-each Chinese notebook must be exactly what its English notebook and catalog generate, as
-gpt.py must be what the notebooks' export cells generate. No kernel runs here: the notebooks are
-read as files. A Chinese notebook without the exercises' language switch has exactly the English
-code cells, outputs included, so the English notebook's strict nbval run covers it; those with
-the switch are re-executed by nbval themselves. The machinery is tested on small notebooks in a
-temporary folder.
+Each Chinese notebook must be exactly what its English notebook and its gettext catalog
+(locale/zh/.../*.po, kept by tools/zh_sync.py) generate. No kernel runs here: a Chinese notebook
+without the exercises' language switch has the English code and outputs, which the English
+notebook's strict nbval run covers; nbval re-executes those with the switch. The machinery is
+tested on small notebooks in a temporary folder.
 """
 
-import ast
 import gettext
 import os
+import runpy
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -26,8 +24,8 @@ from tools import zh_sync
 COURSE = zh_sync.Course()
 ROOT = COURSE.root
 ENGLISH = COURSE.files()
-NAMES = [COURSE.name(path) for path in ENGLISH]
-CATALOGS = COURSE.files(zh_sync.LOCALE, ".po") + [COURSE.root / zh_sync.MESSAGES_PO]
+SOURCES = ENGLISH + [ROOT / zh_sync.MESSAGES_EN]  # each with a catalog
+CATALOGS = COURSE.files(zh_sync.LOCALE, ".po") + [COURSE.catalog_path(SOURCES[-1])]
 SYNC = "run `python tools/zh_sync.py`"
 
 
@@ -36,24 +34,16 @@ def test_every_english_notebook_has_a_chinese_one_and_a_catalog_and_no_other():
     expected = {COURSE.zh_path(path) for path in ENGLISH}
     assert not expected - chinese, f"no Chinese notebook yet ({SYNC}): {sorted(expected - chinese)}"
     assert not chinese - expected, f"English notebook gone ({SYNC}): {sorted(chinese - expected)}"
-    assert set(CATALOGS) == {COURSE.catalog_path(path) for path in ENGLISH} | {
-        COURSE.root / zh_sync.MESSAGES_PO}  # and the checks' messages
+    assert set(CATALOGS) == {COURSE.catalog_path(path) for path in SOURCES}
 
 
-@pytest.mark.parametrize("en_file", ENGLISH, ids=NAMES)
-def test_each_chinese_notebook_is_a_complete_current_translation(en_file):
-    """What `status` lists: the notebook and its catalog are what the tool writes (re-executed
-    since the code changed, with the switch), each cell translates its current English (no
-    untranslated or fuzzy entry), keeping formulas, links, code and numbers, in the house style."""
+@pytest.mark.parametrize("en_file", SOURCES, ids=[COURSE.name(path) for path in SOURCES])
+def test_each_chinese_notebook_and_the_checks_messages_are_a_complete_current_translation(en_file):
+    """What `status` lists: the notebook (or checker/messages_zh.mo) and its catalog are what the
+    tool writes (re-executed with the switch since the code changed), each entry translates its
+    current English, keeping formulas, links, code, numbers and placeholders, in the house style."""
     found = COURSE.audit(en_file)
     assert not any(found.values()), {kind: problems for kind, problems in found.items() if problems}
-
-
-def test_the_checks_messages_are_translated_and_generated():
-    """Every message of checker/messages.py has a current translation whose placeholders are the
-    English ones, and checker/messages_zh.mo is what the catalog compiles into."""
-    found = COURSE.audit_messages()
-    assert not any(found.values()), found
 
 
 def test_one_english_text_has_one_translation():
@@ -85,12 +75,10 @@ def test_links_in_the_chinese_notebooks_reach_a_file():
 
 def test_nbval_runs_exactly_the_chinese_notebooks_with_the_switch():
     """The root conftest.py keeps nbval off the Chinese notebooks that copy English outputs."""
-    tree = ast.parse((ROOT / "conftest.py").read_text())
-    globs = next(ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
-                 and [t.id for t in node.targets] == ["collect_ignore_glob"])
+    globs = runpy.run_path(str(ROOT / "conftest.py"))["collect_ignore_glob"]
     for zh_file in COURSE.files("zh"):
         ignored = any(zh_file.match(str(ROOT / pattern)) for pattern in globs)
-        has_switch = zh_sync.uses_checks(zh_sync.read(zh_file))
+        has_switch = zh_sync.checks_import(zh_sync.read(zh_file)) is not None
         assert ignored != has_switch, COURSE.name(zh_file)
 
 
@@ -98,15 +86,12 @@ def test_nbval_runs_exactly_the_chinese_notebooks_with_the_switch():
 
 
 def test_gettext_accepts_each_catalog_and_writes_it_unchanged():
-    """msgfmt --check (syntax, header, formats) warns about nothing; msgcat --no-wrap, what Poedit
-    and Weblate keep when set not to wrap, rewrites each file byte for byte. Without GNU gettext
-    the test says so and skips (.ci/run installs it and sets CI_REQUIRES_GETTEXT, so CI never
-    skips); the audit's own check of each file's form runs either way."""
-    if not shutil.which("msgfmt"):
-        message = "GNU gettext (msgfmt, msgcat) is not installed, so msgfmt --check did not run"
-        if os.environ.get("CI_REQUIRES_GETTEXT"):
-            pytest.fail(message)
-        pytest.skip(message + " (CI runs it)")
+    """msgfmt --check warns about nothing; msgcat --no-wrap, what Poedit and Weblate keep when set
+    not to wrap, rewrites each file byte for byte. Skipped without GNU gettext, except in CI
+    (CI_REQUIRES_GETTEXT: there it fails); the audit checks each file's form either way."""
+    if not shutil.which("msgfmt") and not os.environ.get("CI_REQUIRES_GETTEXT"):
+        pytest.skip("GNU gettext (msgfmt, msgcat) is not installed, so msgfmt --check did not run "
+                    "(CI runs it)")
     refused = {}
     for path in CATALOGS:
         checked = subprocess.run(["msgfmt", "--check", "-o", "/dev/null", path],
@@ -129,6 +114,8 @@ def test_the_glossary_file_is_what_the_glossary_generates():
 
 LINKED = ("The model of [notebook 02](02_more.ipynb) has $d^2$ weights, 768 wide; "
           "see [the README](../README.md) and `gpt.py`.")
+ZH_LINKED = ("[笔记本 02](02_more.ipynb) 的模型有 $d^2$ 个权重，宽 768；见 [README](../../README.zh.md) 和 "
+             "`gpt.py`。")  # LINKED translated, its link to the README adjusted for zh/
 STUB = "# TODO: count the parameters\nff_params = None\nprint(\"your count:\", ff_params)"
 TITLE = "# 4.1 标题\n\n两句说明。"
 DEMO, EXERCISE = "notebooks/01_demo.ipynb", "exercises/exercise_4_1.ipynb"
@@ -147,7 +134,8 @@ def code_cell(source, text, cell_id):
 
 @pytest.fixture
 def repo(tmp_path):
-    """A course folder with one chapter notebook, one exercise, the checks' files, a glossary."""
+    """A course folder with one chapter notebook, one exercise, the checks' messages and a
+    glossary, synced once by the tool (without running a notebook)."""
     write_notebook(tmp_path / DEMO, [
         new_markdown_cell("# 4.1 A title\n\nTwo sentences of prose.", id="title"),
         code_cell("print(2 + 2)", "4\n", "add"),
@@ -162,11 +150,13 @@ def repo(tmp_path):
         code_cell("check_4_1(None)", "Not attempted yet\n", "feedback"),
     ])
     (tmp_path / "checker").mkdir()
-    (tmp_path / "checker" / "exercises.py").write_text("def check_4_1(answer): ...\n")
+    (tmp_path / MESSAGES).write_text('ENGLISH = {"hello": "Hello, {name}."}\n')
     (tmp_path / "GLOSSARY.zh.md").write_text(
         "# Glossary\n\n## Glossary\n\n| English | 中文 | note |\n|---|---|---|\n"
         "| token / token ID | 词元 / 词元 ID | not 令牌 |\n| gibberish | 毫无意义的文本 | |\n")
-    return zh_sync.Course(tmp_path)
+    course = zh_sync.Course(tmp_path)
+    course.update(run=False)
+    return course
 
 
 def notebook_path(course, name=DEMO, zh=True):
@@ -180,21 +170,18 @@ def catalog(course, name=DEMO):
 def translate(course, key, chinese, name=DEMO):
     """What a translator does in Poedit: set the Chinese text, clear the fuzzy flag, save."""
     po = catalog(course, name)
-    entry = next(e for e in po if e.msgctxt == key)
+    entry = po.find(key, by="msgctxt")
     entry.msgstr, entry.flags, entry.previous_msgid = chinese, [], None
     po.save()
 
 
 def edit_cell(path, cell_id, **changes):
     notebook = zh_sync.read(path)
-    cell = next(c for c in notebook.cells if c.id == cell_id)
-    for key, value in changes.items():
-        cell[key] = value
+    next(c for c in notebook.cells if c.id == cell_id).update(changes)
     nbformat.write(notebook, path)
 
 
 def test_update_writes_a_catalog_and_shows_english_where_no_translation_exists(repo):
-    repo.update(run=False)
     english = zh_sync.read(notebook_path(repo, zh=False))
     chinese = zh_sync.read(notebook_path(repo))
     assert chinese.cells[1] == english.cells[1]
@@ -209,7 +196,6 @@ def test_update_writes_a_catalog_and_shows_english_where_no_translation_exists(r
 
 
 def test_update_dates_the_catalog_only_when_an_entry_changes(repo):
-    repo.update(run=False)
     path = repo.catalog_path(notebook_path(repo, zh=False))
     po = catalog(repo)
     po.metadata["PO-Revision-Date"] = "2000-01-01 00:00+0000"
@@ -226,7 +212,6 @@ def test_update_dates_the_catalog_only_when_an_entry_changes(repo):
 
 def test_a_changed_english_cell_makes_its_entry_fuzzy_and_fails_the_audit(repo):
     en_file = notebook_path(repo, zh=False)
-    repo.update(run=False)
     translate(repo, "title", TITLE)
     assert repo.audit(en_file)["generated"]  # the notebook is not regenerated yet
     repo.update(run=False)
@@ -245,7 +230,6 @@ def test_a_changed_english_cell_makes_its_entry_fuzzy_and_fails_the_audit(repo):
 
 
 def test_a_removed_cell_becomes_obsolete_and_its_translation_follows_a_new_id(repo):
-    repo.update(run=False)
     translate(repo, "title", TITLE)
     edit_cell(notebook_path(repo, zh=False), "title", id="regenerated")
     repo.update(run=False)
@@ -255,25 +239,21 @@ def test_a_removed_cell_becomes_obsolete_and_its_translation_follows_a_new_id(re
 
 
 def test_a_hand_edited_chinese_notebook_is_caught(repo):
-    repo.update(run=False)
     edit_cell(notebook_path(repo), "title", source="# 4.1 另一个标题\n\n两句说明。")
     assert repo.audit(notebook_path(repo, zh=False))["generated"] == [
         "zh/notebooks/01_demo.ipynb differs from what its catalog generates: run "
         "`python tools/zh_sync.py`"]
 
 
-def test_a_translation_that_drops_a_formula_fails_the_audit(repo):
-    repo.update(run=False)
-    translate(repo, "linked", "[笔记本 02](02_more.ipynb) 的模型有很多权重，宽 768；"
-                              "见 [README](../../README.zh.md) 和 `gpt.py`。")
-    repo.update(run=False)
-    assert repo.audit(notebook_path(repo, zh=False))["text"] == [
-        "linked: formula missing: $d^2$"]
+def test_a_translation_that_drops_a_formula_or_breaks_the_style_fails_the_audit(repo):
+    translate(repo, "linked", ZH_LINKED.replace("$d^2$ 个", "很多").replace("的模型", "的面板"))
+    found = repo.audit(notebook_path(repo, zh=False))
+    assert found["text"] == ["linked: formula missing: $d^2$"]
+    assert found["style"] == ["linked: a figure's panel: 子图: '面板'"]
 
 
 def test_a_catalog_saved_with_wrapped_lines_is_out_of_step(repo):
     """As Poedit or Weblate may save it: status and the tests report it, the tool rewrites it."""
-    repo.update(run=False)
     en_file = notebook_path(repo, zh=False)
     path = repo.catalog_path(en_file)
     path.write_text(path.read_text().replace(f'msgid "{LINKED}"',
@@ -285,7 +265,6 @@ def test_a_catalog_saved_with_wrapped_lines_is_out_of_step(repo):
 
 
 def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
-    repo.update(run=False)
     entries = {e.msgctxt: e for e in catalog(repo, EXERCISE)}
     assert set(entries) == {"ex-title", "setup", "stub"}  # not code without words
     assert entries["stub"].comment == zh_sync.CODE_NOTE
@@ -300,12 +279,11 @@ def test_code_cells_in_exercises_translate_comments_and_strings_only(repo):
 
 def test_exercises_get_the_switch_and_may_differ_only_in_feedback(repo):
     en_file = notebook_path(repo, EXERCISE, zh=False)
-    pending = repo.update(run=False)
-    assert pending == [notebook_path(repo, EXERCISE)]
+    assert repo.update(run=False) == [notebook_path(repo, EXERCISE)]  # until it is executed
     chinese = zh_sync.read(notebook_path(repo, EXERCISE))
     assert [c.id for c in chinese.cells] == ["ex-title", "setup", "imports", zh_sync.SWITCH_ID,
                                              "stub", "mul", "feedback"]
-    assert repo.audit(en_file)["run"]  # not executed yet
+    assert repo.audit(en_file)["run"]
 
     chinese.metadata["zh"] = {"executed_for": repo.execution_stamp(chinese, zh_sync.read(en_file))}
     nbformat.write(chinese, notebook_path(repo, EXERCISE))
@@ -318,7 +296,6 @@ def test_exercises_get_the_switch_and_may_differ_only_in_feedback(repo):
 
 
 def test_a_chinese_notebook_and_catalog_whose_english_one_is_gone_are_removed(repo):
-    repo.update(run=False)
     notebook_path(repo, zh=False).unlink()
     repo.update(run=False)
     assert not notebook_path(repo).exists()
@@ -326,7 +303,6 @@ def test_a_chinese_notebook_and_catalog_whose_english_one_is_gone_are_removed(re
 
 
 def test_update_writes_the_glossary_file_with_one_entry_per_term(repo):
-    repo.update(run=False)
     tbx = ET.parse(repo.root / zh_sync.GLOSSARY_FILE)
     assert [[t.text for t in entry.iter("term")] for entry in tbx.iter("termEntry")] == [
         ["token", "词元"], ["token ID", "词元 ID"], ["gibberish", "毫无意义的文本"]]
@@ -338,27 +314,25 @@ def shown_message(root, code, english):
         return gettext.GNUTranslations(compiled).pgettext(code, english)
 
 
-def test_a_changed_english_message_makes_its_translation_fuzzy_and_english_shows(tmp_path):
-    course, source = zh_sync.Course(tmp_path), tmp_path / zh_sync.MESSAGES_EN
-    source.parent.mkdir()
-    source.write_text('ENGLISH = {\n    "hello": "Hello, {name}.",\n}\n')
-    course.update_messages()
-    assert course.audit_messages()["untranslated"] == ["hello"]
-    translate(course, "hello", "你好，{name}。", MESSAGES)
-    course.update_messages()
-    assert shown_message(tmp_path, "hello", "Hello, {name}.") == "你好，{name}。"
+def test_a_changed_english_message_makes_its_translation_fuzzy_and_english_shows(repo):
+    source = repo.root / MESSAGES
+    assert repo.audit(source)["untranslated"] == ["hello"]
+    translate(repo, "hello", "你好，{name}。", MESSAGES)
+    assert repo.audit(source)["generated"]  # checker/messages_zh.mo not compiled from it yet
+    repo.update(run=False)
+    assert shown_message(repo.root, "hello", "Hello, {name}.") == "你好，{name}。"
 
-    source.write_text('ENGLISH = {\n    "hello": "Hello again, {name}.",\n}\n')
-    assert course.audit_messages()["generated"]  # stale until zh_sync runs
-    course.update_messages()
-    entry = catalog(course, MESSAGES)[0]
+    source.write_text('ENGLISH = {"hello": "Hello again, {name}."}\n')
+    assert repo.audit(source)["generated"]  # stale until zh_sync runs
+    repo.update(run=False)
+    entry = catalog(repo, MESSAGES)[0]
     assert entry.fuzzy and entry.previous_msgid == "Hello, {name}."
-    assert course.audit_messages()["changed"] == ["hello"]
-    assert shown_message(tmp_path, "hello", "Hello again, {name}.") == "Hello again, {name}."
+    assert repo.audit(source)["changed"] == ["hello"]
+    assert shown_message(repo.root, "hello", "Hello again, {name}.") == "Hello again, {name}."
 
-    translate(course, "hello", "你好，{nam}。", MESSAGES)
-    course.update_messages()
-    assert course.audit_messages()["text"] == ["hello: placeholders ['name'] became ['nam']"]
+    translate(repo, "hello", "你好，{nam}。", MESSAGES)
+    repo.update(run=False)
+    assert repo.audit(source)["text"] == ["hello: placeholders ['name'] became ['nam']"]
 
 
 # ---- the checks, one function at a time --------------------------------------------------------
@@ -382,15 +356,12 @@ def test_a_code_translation_changes_only_comments_strings_and_field_order(chines
 
 
 @pytest.mark.parametrize("chinese, problem", [
-    ("模型有 $d^2$ 个权重，宽 768。见 [README](../../README.zh.md) 和 `gpt.py`。", "link target missing"),
-    ("[笔记本 02](02_more.ipynb) 的模型有 $d^2$ 个权重。见 [README](../../README.zh.md) 和 `gpt.py`。",
-     "number missing: 768"),
-    ("[笔记本 02](02_more.ipynb) 的模型有 $d^2$ 个权重，宽 768；见 [README](../../README.zh.md)。",
-     "code span missing: `gpt.py`"),
-    ("The model of [notebook 02](02_more.ipynb) has $d^2$ weights, 768 wide; "
-     "see [the README](../../README.zh.md) and `gpt.py`.", "no Chinese text"),
-    ("## [笔记本 02](02_more.ipynb) 的模型有 $d^2$ 个权重，宽 768；见 [README](../../README.zh.md) 和 "
-     "`gpt.py`。", "headings"),
+    (ZH_LINKED.replace("[笔记本 02](02_more.ipynb) 的", ""), "link target missing: 02_more.ipynb"),
+    (ZH_LINKED.replace("，宽 768", ""), "number missing: 768"),
+    (ZH_LINKED.replace(" 和 `gpt.py`", ""), "code span missing: `gpt.py`"),
+    (ZH_LINKED.replace("$d^2$ 个", "很多"), "formula missing: $d^2$"),
+    (LINKED.replace("../README.md", "../../README.zh.md"), "no Chinese text"),
+    ("## " + ZH_LINKED, "headings"),
 ])
 def test_translation_problems_name_what_was_lost(chinese, problem):
     english = COURSE.english_for_zh(LINKED, ROOT / DEMO)

@@ -8,7 +8,7 @@ for the command line.
 import torch
 import torch.nn as nn
 
-from gpt_engineering import check_config, check_generation_args, check_num_tokens, get_tokenizer
+from gpt_engineering import check_config, get_tokenizer
 
 # ---- from notebooks/01_gpt_backbone.ipynb ----
 GPT_CONFIG_124M = {
@@ -120,8 +120,17 @@ class TransformerBlock(nn.Module):
         self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
 
     def forward(self, x):
-        x = x + self.drop_shortcut(self.att(self.norm1(x)))
-        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
+        shortcut = x  # the attention sub-layer: keep its input to add back
+        x = self.norm1(x)
+        x = self.att(x)  # (batch, num_tokens, emb_dim)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
+
+        shortcut = x  # the feed-forward sub-layer, the same way
+        x = self.norm2(x)
+        x = self.ff(x)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
         return x
 
 
@@ -129,7 +138,6 @@ class TransformerBlock(nn.Module):
 class GPTModel(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])
@@ -139,7 +147,6 @@ class GPTModel(nn.Module):
 
     def forward(self, in_idx):
         batch_size, seq_len = in_idx.shape
-        check_num_tokens(seq_len, self.cfg["context_length"])  # guard: too long an input
         tok_embeds = self.tok_emb(in_idx)  # (batch, num_tokens, emb_dim)
         pos_embeds = self.pos_emb(torch.arange(seq_len, device=in_idx.device))
         x = tok_embeds + pos_embeds  # broadcast over the batch
@@ -150,42 +157,8 @@ class GPTModel(nn.Module):
         return logits
 
 
-# The four published GPT-2 sizes differ only in width, depth and number of heads.
-GPT2_SIZES = {
-    "gpt2-small": {"emb_dim": 768, "n_layers": 12, "n_heads": 12},    # 124M
-    "gpt2-medium": {"emb_dim": 1024, "n_layers": 24, "n_heads": 16},  # 355M
-    "gpt2-large": {"emb_dim": 1280, "n_layers": 36, "n_heads": 20},   # 774M
-    "gpt2-xl": {"emb_dim": 1600, "n_layers": 48, "n_heads": 25},      # 1558M
-}
-
-
-def gpt2_config(name):
-    """GPT_CONFIG_124M with the width, depth and heads of the named GPT-2 size."""
-    if name not in GPT2_SIZES:
-        raise ValueError(f"unknown model {name!r}; choose one of {list(GPT2_SIZES)}")
-    return {**GPT_CONFIG_124M, **GPT2_SIZES[name]}
-
-
-def parameter_breakdown(cfg):
-    """Parameter counts per component of GPTModel(cfg), computed from the config alone."""
-    d, v, t, n = cfg["emb_dim"], cfg["vocab_size"], cfg["context_length"], cfg["n_layers"]
-    qkv_bias = 3 * d if cfg["qkv_bias"] else 0
-    attention = 3 * d * d + qkv_bias + (d * d + d)  # W_query/W_key/W_value + out_proj
-    feed_forward = (d * 4 * d + 4 * d) + (4 * d * d + d)  # expand + contract, with biases
-    block_norms = 2 * 2 * d  # norm1 and norm2, each with scale and shift
-    return {
-        "token embedding": v * d,
-        "position embedding": t * d,
-        "attention": n * attention,
-        "feed-forward": n * feed_forward,
-        "layer norms": n * block_norms + 2 * d,  # + final_norm
-        "output head": d * v,
-    }
-
-
 # ---- from notebooks/07_generating_text.ipynb ----
 def generate_text_simple(model, idx, max_new_tokens, context_size):
-    check_generation_args(model, idx, max_new_tokens, context_size)  # guard: once, before the loop
     for _ in range(max_new_tokens):
         idx_cond = idx[:, -context_size:]  # the model only sees the last context_size tokens
         with torch.no_grad():
@@ -211,6 +184,40 @@ def text_to_token_ids(text, tokenizer):
 def token_ids_to_text(token_ids, tokenizer):
     """Decode a [1, num_tokens] (or flat) tensor of ids back to text."""
     return tokenizer.decode(token_ids.flatten().tolist())
+
+
+# The four published GPT-2 sizes differ only in width, depth and number of heads.
+GPT2_SIZES = {
+    "gpt2-small": {"emb_dim": 768, "n_layers": 12, "n_heads": 12},
+    "gpt2-medium": {"emb_dim": 1024, "n_layers": 24, "n_heads": 16},
+    "gpt2-large": {"emb_dim": 1280, "n_layers": 36, "n_heads": 20},
+    "gpt2-xl": {"emb_dim": 1600, "n_layers": 48, "n_heads": 25},
+}
+
+
+def gpt2_config(name, **changes):
+    """GPT_CONFIG_124M with the width, depth and heads of the named GPT-2 size, then `changes`
+    (drop_rate=0.0, say); an unknown size or a misspelled key is refused with a ValueError."""
+    if name not in GPT2_SIZES:
+        raise ValueError(f"unknown model {name!r}; choose one of {list(GPT2_SIZES)}")
+    return check_config({**GPT_CONFIG_124M, **GPT2_SIZES[name], **changes}, GPT_CONFIG_124M)
+
+
+def parameter_breakdown(cfg):
+    """Parameter counts per component of GPTModel(cfg), computed from the config alone."""
+    d, v, t, n = cfg["emb_dim"], cfg["vocab_size"], cfg["context_length"], cfg["n_layers"]
+    qkv_bias = 3 * d if cfg["qkv_bias"] else 0
+    attention = 3 * d * d + qkv_bias + (d * d + d)  # W_query/W_key/W_value + out_proj
+    feed_forward = (d * 4 * d + 4 * d) + (4 * d * d + d)  # expand + contract, with biases
+    block_norms = 2 * 2 * d  # norm1 and norm2, each with scale and shift
+    return {
+        "token embedding": v * d,
+        "position embedding": t * d,
+        "attention": n * attention,
+        "feed-forward": n * feed_forward,
+        "layer norms": n * block_norms + 2 * d,  # + final_norm
+        "output head": d * v,
+    }
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import time
 import torch
 
 import gpt
+from gpt_engineering import check_generation_args
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -48,6 +49,7 @@ def model_summary(name):
 
 def generate_streaming(model, idx, max_new_tokens, context_size, tokenizer, out):
     """generate_text_simple for a batch of one, writing each new token's text to `out` at once."""
+    check_generation_args(model, idx, max_new_tokens, context_size)  # once, before the loop
     # A character can span tokens; the decoder holds back its first bytes until it is complete.
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for _ in range(max_new_tokens):

@@ -3,10 +3,12 @@
 - `get_tokenizer` (handed on as gpt.get_tokenizer): GPT-2's tokenizer built offline from the two
   BPE files in data/gpt2-bpe/, checked against the SHA-256 sums of OpenAI's originals at every
   load (the book's `tiktoken.get_encoding("gpt2")` downloads them).
-- The guards the chapter's code calls in one line each: `check_config` and `check_num_tokens` in
-  `GPTModel` (notebook 06), `check_generation_args` in `generate_text_simple` (notebook 07). They
-  read a config, a shape or the arguments of one call, never the values of a tensor inside the
-  forward pass.
+- The checks at the boundaries where a learner's input enters, never inside a forward pass (the
+  chapter's classes are the book's listings and check nothing): `check_config` for a config
+  (gpt.gpt2_config, the bonus entry points), `check_num_tokens` for a length (the bonus KV caches
+  and sampling loop), `check_generation_args` for the arguments of a generation loop (the command
+  line, the bonus entry points).
+- `config_of`: the config a `gpt.GPTModel` was built from, read off its modules.
 """
 
 import hashlib
@@ -76,6 +78,25 @@ def check_config(cfg, reference):
     return dict(cfg)
 
 
+def config_of(model):
+    """The config a gpt.GPTModel was built from, read off its modules.
+
+    The book's class keeps none; a model that keeps its own as `model.cfg` (the bonus models)
+    gives a copy of that."""
+    if hasattr(model, "cfg"):
+        return dict(model.cfg)
+    attention = model.trf_blocks[0].att if len(model.trf_blocks) else None
+    return {
+        "vocab_size": model.tok_emb.num_embeddings,
+        "context_length": model.pos_emb.num_embeddings,
+        "emb_dim": model.tok_emb.embedding_dim,
+        "n_heads": attention.num_heads if attention else None,  # no block: nothing to read
+        "n_layers": len(model.trf_blocks),
+        "drop_rate": model.drop_emb.p,
+        "qkv_bias": attention is not None and attention.W_query.bias is not None,
+    }
+
+
 def check_num_tokens(num_tokens, context_length):
     """Refuse an input longer than the position embedding covers (a shape: no device sync)."""
     if num_tokens > context_length:
@@ -97,7 +118,7 @@ def check_generation_args(model, idx, max_new_tokens, context_size):
             raise TypeError(f"{name} must be an int, got {value!r}")
         if value < least:
             raise ValueError(f"{name} must be at least {least}, got {value}")
-    vocab_size = getattr(model, "cfg", {}).get("vocab_size")  # GPTModel and the bonus models
-    if vocab_size and idx.numel() and (idx.min() < 0 or idx.max() >= vocab_size):
+    vocab_size = config_of(model)["vocab_size"]
+    if idx.numel() and (idx.min() < 0 or idx.max() >= vocab_size):
         raise ValueError(f"token ids must lie in [0, {vocab_size - 1}], the model's vocabulary; "
                          f"got ids from {idx.min().item()} to {idx.max().item()}")

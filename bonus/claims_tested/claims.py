@@ -13,7 +13,8 @@ import math
 import torch
 import torch.nn as nn
 
-from gpt import GPT_CONFIG_124M, GPTModel, LayerNorm, TransformerBlock, check_config
+from gpt import GPT_CONFIG_124M, GPTModel, LayerNorm, TransformerBlock
+from gpt_engineering import check_config
 
 
 class BlockNoNorm(TransformerBlock):  # NEW: no LayerNorms; the shortcuts stay
@@ -25,8 +26,17 @@ class BlockNoNorm(TransformerBlock):  # NEW: no LayerNorms; the shortcuts stay
 
 class BlockNoShortcut(TransformerBlock):  # NEW: pre-LN, attention then feed-forward, no shortcuts
     def forward(self, x):
-        x = self.drop_shortcut(self.att(self.norm1(x)))  # NEW: no "x +"
-        x = self.drop_shortcut(self.ff(self.norm2(x)))  # NEW: no "x +"
+        # NEW: no "shortcut = x": nothing is added back
+        x = self.norm1(x)
+        x = self.att(x)  # (batch, num_tokens, emb_dim)
+        x = self.drop_shortcut(x)
+        # NEW: no "x = x + shortcut": the sub-layer's output alone goes on
+
+        # NEW: no "shortcut = x"
+        x = self.norm2(x)
+        x = self.ff(x)
+        x = self.drop_shortcut(x)
+        # NEW: no "x = x + shortcut"
         return x
 
 
@@ -38,15 +48,25 @@ class BlockReLU(TransformerBlock):  # NEW: the feed-forward network uses ReLU
 
 class BlockPostLN(TransformerBlock):  # NEW: post-LN, each shortcut sum normalized after it is added
     def forward(self, x):
-        x = self.norm1(x + self.drop_shortcut(self.att(x)))  # NEW: normalize after the sum
-        x = self.norm2(x + self.drop_shortcut(self.ff(x)))  # NEW: normalize after the sum
+        shortcut = x  # the attention sub-layer: keep its input to add back
+        # NEW: no norm1 here: attention gets the input itself
+        x = self.att(x)  # (batch, num_tokens, emb_dim)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
+        x = self.norm1(x)  # NEW: normalize after the sum
+
+        shortcut = x  # the feed-forward sub-layer, the same way
+        # NEW: no norm2 here: the feed-forward network gets the input itself
+        x = self.ff(x)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
+        x = self.norm2(x)  # NEW: normalize after the sum
         return x
 
 
 class GPTVariant(GPTModel):  # NEW: gpt.GPTModel with three options; only __init__ changes
     def __init__(self, cfg, block=TransformerBlock, final_norm=True, tie_weights=False):  # NEW
         nn.Module.__init__(self)  # NEW: GPTModel.__init__ would draw the chapter's blocks
-        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])
@@ -58,7 +78,9 @@ class GPTVariant(GPTModel):  # NEW: gpt.GPTModel with three options; only __init
 
 
 def make_model(cfg, seed, **change):
-    """GPTVariant(cfg, **change), its random weights drawn after torch.manual_seed(seed)."""
+    """GPTVariant(cfg, **change), its random weights drawn after torch.manual_seed(seed); a
+    misspelled key in `cfg` is refused with a ValueError."""
+    cfg = check_config(cfg, GPT_CONFIG_124M)
     torch.manual_seed(seed)
     return GPTVariant(cfg, **change)
 
@@ -68,7 +90,7 @@ def gpt2_init_(model, std=0.02, kinds=(nn.Linear, nn.Embedding)):
     the two projections that write into the shortcut stream (attention's out_proj and the
     feed-forward's second linear layer) scaled by 1 / sqrt(2 * n_layers). LayerNorms keep 1, 0.
     Only the modules of `kinds` are drawn anew; the others keep PyTorch's default."""
-    residual_std = std / math.sqrt(2 * model.cfg["n_layers"])
+    residual_std = std / math.sqrt(2 * len(model.trf_blocks))  # two projections per block
     for name, module in model.named_modules():
         if isinstance(module, kinds):
             # ff.down: the same layer in bonus/gpt2_to_llama_qwen/modern.py's SwiGLU network

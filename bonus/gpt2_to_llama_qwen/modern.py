@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from bonus.kv_cache.kv_cache import generate_text_cached  # noqa: F401 (ModernGPT has its cache)
 from bonus.kv_cache_variants.kv_variants import appended, repeated
-from gpt import check_config, check_num_tokens
+from gpt_engineering import check_config, check_num_tokens
 
 # A small model for the notebook and the tests, in the shape of Llama 3 / Qwen3. n_kv_groups is
 # the number of key/value heads, hidden_dim the SwiGLU's width (modern_hf.py has the HF names).
@@ -187,8 +187,17 @@ class TransformerBlock(nn.Module):
         self.norm2 = RMSNorm(cfg["emb_dim"], cfg["norm_eps"])  # NEW
 
     def forward(self, x, rope, use_cache=False):  # NEW: no dropout; the rotation angles
-        x = x + self.att(self.norm1(x), rope, use_cache)  # NEW
-        x = x + self.ff(self.norm2(x))  # NEW
+        shortcut = x  # the attention sub-layer: keep its input to add back
+        x = self.norm1(x)
+        x = self.att(x, rope, use_cache)  # NEW: the angles and use_cache
+        # NEW: no dropout
+        x = x + shortcut
+
+        shortcut = x  # the feed-forward sub-layer, the same way
+        x = self.norm2(x)
+        x = self.ff(x)
+        # NEW: no dropout
+        x = x + shortcut
         return x
 
 

@@ -174,7 +174,7 @@ def draw_gpt2_vs_modern(gpt_model, modern_model):
                                    block_top - block_bottom, fill=False, edgecolor=SHAPE_COLOR,
                                    linestyle="--", linewidth=1))
         ax.text(x - half_w - 0.28, (block_top + block_bottom) / 2,
-                f"transformer block, × {model.cfg['n_layers']}", rotation=90, ha="right",
+                f"transformer block, × {len(model.trf_blocks)}", rotation=90, ha="right",
                 va="center", fontsize=8, color=SHAPE_COLOR)
     # RoPE: the positions' angles go into every attention layer, where queries and keys turn.
     rope_x, att_left = 2.45 + 5.15 / 2 + 0.15, 2.45 + 5.15 - half_w

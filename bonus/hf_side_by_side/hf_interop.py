@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 import gpt
+from gpt_engineering import config_of
 
 # transformers is imported inside the functions that use it: it takes seconds to import, and
 # importing this module (as the test suite does on every worker) should not pay that up front.
@@ -130,8 +131,12 @@ def hf_from_gptmodel(model):
     """
     if not isinstance(model, gpt.GPTModel):
         raise TypeError(f"expected a gpt.GPTModel, got {type(model).__name__}")
-    # A cfg given other keys after construction: ValueError.
-    cfg = gpt.check_config(model.cfg, gpt.GPT_CONFIG_124M)
+    cfg = config_of(model)
+    # GPT2Config gets GPTModel's one drop_rate; rates changed after construction: ValueError.
+    rates = sorted({m.p for m in model.modules() if isinstance(m, torch.nn.Dropout)})
+    if len(rates) > 1:
+        raise ValueError(f"the model's dropout layers have the rates {rates}; "
+                         "hf_from_gptmodel converts a GPTModel with one drop_rate")
 
     from transformers import GPT2Config, GPT2LMHeadModel
 

@@ -87,7 +87,7 @@ def generation_race(model, fast, new_tokens, rounds):
     whether all ids agree. Returns both."""
     idx = gpt.text_to_token_ids(PROMPT, gpt.get_tokenizer())
     readable = kv_cache.from_gpt(model)  # a copy in the same layout: not timed
-    context = model.cfg["context_length"]
+    context = fast.cfg["context_length"]  # FastGPT(model) keeps model's config
     generators = {
         "simple": lambda n: gpt.generate_text_simple(model, idx, n, context),
         "readable": lambda n: kv_cache.generate_text_cached(readable, idx, n, context),
@@ -142,18 +142,18 @@ def forward_flops(model, fast, x):
     """
     with sdpa_kernel(SDPBackend.MATH):
         return {"teaching": counted_flops(model, x), "fast": counted_flops(fast, x),
-                "prefill": counted_flops(fast, x, new_cache(model.cfg, *x.shape), last_only=True)}
+                "prefill": counted_flops(fast, x, new_cache(fast.cfg, *x.shape), last_only=True)}
 
 
 def forward_race(model, fast, batch, seq_len, matmul_size, rounds):
     """Print tokens/s and FLOP/s of forward passes against a square matmul's; return whether
     the fast logits agree with the chapter's within 1e-5."""
-    x = torch.randint(0, model.cfg["vocab_size"], (batch, seq_len))
+    x = torch.randint(0, fast.cfg["vocab_size"], (batch, seq_len))
     with torch.inference_mode():
         logits, seconds = race({
             "teaching": lambda: model(x), "fast": lambda: fast(x),
             # generate_fast's first step on a prompt: fill a cache, last position's logits only
-            "prefill": lambda: fast(x, new_cache(model.cfg, batch, seq_len), last_only=True),
+            "prefill": lambda: fast(x, new_cache(fast.cfg, batch, seq_len), last_only=True),
             # FLOP/s of a square matmul, the reference, as measured in the last round
             "matmul": lambda: matmul_flops_per_second(matmul_size),
         }, rounds)

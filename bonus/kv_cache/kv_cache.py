@@ -10,14 +10,8 @@ gpt.py's MultiHeadAttention, TransformerBlock and GPTModel, every line that diff
 import torch
 import torch.nn as nn
 
-from gpt import (
-    GPT_CONFIG_124M,
-    FeedForward,
-    LayerNorm,
-    check_config,
-    check_generation_args,
-    check_num_tokens,
-)
+from gpt import GPT_CONFIG_124M, FeedForward, LayerNorm
+from gpt_engineering import check_config, check_generation_args, check_num_tokens, config_of
 
 
 class MultiHeadAttention(nn.Module):
@@ -87,15 +81,24 @@ class TransformerBlock(nn.Module):
         self.drop_shortcut = nn.Dropout(cfg["drop_rate"])
 
     def forward(self, x, use_cache=False):  # NEW: use_cache
-        x = x + self.drop_shortcut(self.att(self.norm1(x), use_cache))  # NEW: use_cache
-        x = x + self.drop_shortcut(self.ff(self.norm2(x)))
+        shortcut = x  # the attention sub-layer: keep its input to add back
+        x = self.norm1(x)
+        x = self.att(x, use_cache)  # NEW: use_cache; (batch, num_tokens, emb_dim)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
+
+        shortcut = x  # the feed-forward sub-layer, the same way
+        x = self.norm2(x)
+        x = self.ff(x)
+        x = self.drop_shortcut(x)
+        x = x + shortcut
         return x
 
 
 class GPTModel(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # guard: refuses a misspelled key; the config kept for later
+        self.cfg = check_config(cfg, GPT_CONFIG_124M)  # NEW: refuses a misspelled key; kept for forward
         self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
         self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
         self.drop_emb = nn.Dropout(cfg["drop_rate"])
@@ -132,7 +135,7 @@ def from_gpt(model):
     same device and in the same dtype."""
     weight = model.tok_emb.weight
     with torch.device("meta"):  # shapes only: no random initial weights, no seed used up
-        cached = GPTModel(model.cfg)
+        cached = GPTModel(config_of(model))
     cached = cached.to_empty(device=weight.device).to(weight.dtype)  # the masks stay bool
     cached.load_state_dict(model.state_dict())  # same names and shapes: the classes match
     return cached.train(model.training)

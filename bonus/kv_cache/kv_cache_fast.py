@@ -10,7 +10,7 @@ model's weights. What makes it fast: bonus/kv_cache/README.md.
 import torch
 import torch.nn.functional as F
 
-import gpt
+from gpt_engineering import check_generation_args, check_num_tokens, config_of
 
 
 def by_column(weight):
@@ -97,7 +97,7 @@ class FastGPT:
 
     @torch.no_grad()
     def __init__(self, model):
-        self.cfg = dict(model.cfg)
+        self.cfg = config_of(model)  # the config it was built from, for the checks and caches
         self.tok_emb = model.tok_emb.weight  # looked up, not multiplied: shared
         self.pos_emb = model.pos_emb.weight
         self.blocks = [FastBlock(block) for block in model.trf_blocks]
@@ -116,7 +116,7 @@ class FastGPT:
         end = start_pos + num_tokens
         if num_tokens > 1 and start_pos:
             raise ValueError("several tokens at once must start at position 0")
-        gpt.check_num_tokens(end, self.cfg["context_length"])
+        check_num_tokens(end, self.cfg["context_length"])
         if cache is not None and end > cache.shape[4]:
             raise ValueError(f"positions up to {end} do not fit the cache")
         positions = torch.arange(start_pos, end, device=in_idx.device)
@@ -133,7 +133,7 @@ def generate_fast(fast, idx, max_new_tokens, context_size):
 
     Convert the model once with FastGPT(model) and reuse the result for every call.
     """
-    gpt.check_generation_args(fast, idx, max_new_tokens, context_size)
+    check_generation_args(fast, idx, max_new_tokens, context_size)
     window = idx[:, -context_size:]
     # The longest window the model will see (the last new token is never fed back); a window
     # longer than context_length stops at fast(...), as generate_text_simple stops at model(...).

@@ -13,6 +13,7 @@ import torch.nn as nn
 import gpt
 from bonus.flops.flops import flops_breakdown
 from gpt import GELU
+from gpt_engineering import check_config
 
 MOE_KEYS = ("n_experts", "top_k", "shared_expert")  # what a MoE config adds to a GPT config
 OPTIONAL_MOE_KEYS = ("expert_hidden_dim",)  # each expert's hidden width, 4 * emb_dim if absent
@@ -81,10 +82,11 @@ def dense_reference(moe, x):
 def moe_gpt_model(cfg):
     """gpt.GPTModel with each block's feed-forward network replaced by a MoEFeedForward.
 
-    `cfg` is a GPT config plus MOE_KEYS (and optionally OPTIONAL_MOE_KEYS); the model's own
-    `cfg` keeps the GPT keys.
+    `cfg` is a GPT config plus MOE_KEYS (and optionally OPTIONAL_MOE_KEYS); a misspelled GPT
+    key is refused with a ValueError.
     """
-    model = gpt.GPTModel({k: v for k, v in cfg.items() if k not in MOE_KEYS + OPTIONAL_MOE_KEYS})
+    gpt_keys = {k: v for k, v in cfg.items() if k not in MOE_KEYS + OPTIONAL_MOE_KEYS}
+    model = gpt.GPTModel(check_config(gpt_keys, gpt.GPT_CONFIG_124M))
     for block in model.trf_blocks:
         block.ff = MoEFeedForward(cfg)
     return model

@@ -178,7 +178,7 @@ def test_other_models_and_variants_are_refused(tiny_hf, tiny_model):
         gptmodel_from_hf(tiny_hf.transformer)  # the body without the head
     with pytest.raises(TypeError, match="GPTModel"):
         hf_from_gptmodel(tiny_hf)
-    # A GPTModel whose config was given exercise 4.3's three rates after construction.
-    tiny_model.cfg = {**tiny_model.cfg, "drop_rate_attn": 0.2}
-    with pytest.raises(ValueError, match="drop_rate_attn"):
+    # A GPTModel given exercise 4.3's separate attention rate after construction.
+    tiny_model.trf_blocks[1].att.dropout.p = 0.2
+    with pytest.raises(ValueError, match=r"rates \[0.1, 0.2\]; .* one drop_rate"):
         hf_from_gptmodel(tiny_model)

@@ -78,22 +78,23 @@ def test_fast_conversion_leaves_the_model_untouched(tiny_model):
 
 
 @pytest.mark.parametrize(
-    "idx, max_new_tokens, context_size",
+    "idx, max_new_tokens, context_size, error, message",
     [
-        (torch.tensor([HELLO_IDS]), 2.0, 16),  # max_new_tokens not an int
-        (torch.tensor([HELLO_IDS]), 2, 0),  # context_size not positive
-        (HELLO_IDS, 2, 16),  # not a tensor
-        (torch.tensor(HELLO_IDS), 2, 16),  # no batch dimension
-        (torch.tensor([[1, 2, 50257]]), 2, 16),  # outside the vocabulary
-        (torch.tensor([HELLO_IDS * 5]), 2, 20),  # prompt longer than context_length (16)
-        (torch.tensor([HELLO_IDS]), 20, 100),  # the window outgrows context_length as it generates
+        (torch.tensor([HELLO_IDS]), 2.0, 16, TypeError, r"max_new_tokens must be an int, got 2.0"),
+        (torch.tensor([HELLO_IDS]), 2, 0, ValueError, r"context_size must be at least 1, got 0"),
+        (HELLO_IDS, 2, 16, TypeError, r"integer token ids, got list"),
+        (torch.tensor(HELLO_IDS), 2, 16, ValueError, r"shape \(batch, num_tokens\), got \(4,\)"),
+        (torch.tensor([[1, 2, 50257]]), 2, 16, ValueError, r"\[0, 50256\].*from 1 to 50257"),
+        # longer than context_length (16): the prompt, then the window as it grows
+        (torch.tensor([HELLO_IDS * 5]), 2, 20, ValueError, r"^20 tokens, .* context_length is 16"),
+        (torch.tensor([HELLO_IDS]), 20, 100, ValueError, r"^17 tokens, .* context_length is 16"),
     ],
 )
-def test_bad_input_errors_as_in_gpt(tiny_model, idx, max_new_tokens, context_size):
-    """Each cached generator refuses what generate_text_simple refuses, with the same type."""
-    with pytest.raises((TypeError, ValueError)) as simple:
-        gpt.generate_text_simple(tiny_model, idx, max_new_tokens, context_size)
+def test_bad_input_is_refused_with_one_clear_error(tiny_model, idx, max_new_tokens, context_size,
+                                                   error, message):
+    """The cached generators are entry points: each checks its arguments up front (gpt_engineering's
+    check_generation_args) and the length of what it feeds, where generate_text_simple, the book's
+    listing, would stop on PyTorch's own error or go on silently."""
     for generate in GENERATORS.values():
-        with pytest.raises(simple.type):
+        with pytest.raises(error, match=message):
             generate(tiny_model, idx, max_new_tokens, context_size)
-

@@ -9,6 +9,7 @@ import gpt
 from bonus.kv_cache import kv_cache
 from bonus.kv_cache_variants import benchmark_variants, gqa, mla, swa
 from bonus.kv_cache_variants.kv_variants import cache_bytes, copy_weights, repeated
+from gpt_engineering import config_of
 from tests.helpers import SMALL_VOCAB_CONFIG, TWO_PROMPTS, assert_changes_marked_new
 
 CFG = SMALL_VOCAB_CONFIG
@@ -19,10 +20,11 @@ WINDOW, LATENT = 5, 8
 
 def mla_as_mha(model):
     """mla_model(latent_dim=emb_dim) holding `model`'s weights, with the identity as W_kv_down."""
-    emb_dim = model.cfg["emb_dim"]
+    cfg = config_of(model)
+    emb_dim = cfg["emb_dim"]
     identity = {f"trf_blocks.{i}.att.W_kv_down.weight": torch.eye(emb_dim)
-                for i in range(model.cfg["n_layers"])}
-    variant = mla.mla_model(model.cfg, emb_dim)
+                for i in range(cfg["n_layers"])}
+    variant = mla.mla_model(cfg, emb_dim)
     variant.load_state_dict({**model.state_dict(), **identity})
     return variant.train(model.training)
 
@@ -62,13 +64,14 @@ WHOLE_CONTEXT = CFG["context_length"]
 # name -> (build the model it reduces to from a config, that variant holding the model's weights)
 REDUCES = {
     "MHA, kv_cache.py's copy": (gpt.GPTModel, kv_cache.from_gpt),
-    "GQA, a group per head": (gpt.GPTModel, lambda m: copy_weights(m, gqa.gqa_model(m.cfg, HEADS))),
+    "GQA, a group per head": (
+        gpt.GPTModel, lambda m: copy_weights(m, gqa.gqa_model(config_of(m), HEADS))),
     "SWA, a window as long as the text": (
-        gpt.GPTModel, lambda m: copy_weights(m, swa.swa_model(m.cfg, WHOLE_CONTEXT))),
+        gpt.GPTModel, lambda m: copy_weights(m, swa.swa_model(config_of(m), WHOLE_CONTEXT))),
     "MLA, the identity as W_kv_down": (gpt.GPTModel, mla_as_mha),
     "GQA + SWA 1:1, a window as long as the text": (
         lambda cfg: gqa.gqa_model(cfg, 2),
-        lambda m: copy_weights(m, swa.swa_model(m.cfg, WHOLE_CONTEXT, 1, n_kv_groups=2))),
+        lambda m: copy_weights(m, swa.swa_model(config_of(m), WHOLE_CONTEXT, 1, n_kv_groups=2))),
 }
 
 

@@ -147,3 +147,9 @@ def test_mixtral_total_matches_hugging_faces_model():
         model = MixtralForCausalLM(MixtralConfig(**moe.MIXTRAL_8X7B))
     total = sum(p.numel() for p in model.parameters())
     assert total == moe.mixtral_parameter_counts()["total"]
+
+
+def test_a_misspelled_key_is_refused():
+    cfg = {**{k: v for k, v in moe_config().items() if k != "n_experts"}, "n_expert": 4}
+    with pytest.raises(ValueError, match=r"differ: \['n_expert'\]"):  # not a GPT key either
+        moe.moe_gpt_model(cfg)

@@ -59,14 +59,15 @@ def test_a_character_split_across_tokens_is_written_whole(tokenizer):
     ids = tokenizer.encode("日本語")  # each character is two tokens
     choices = iter(ids)
 
-    def scripted_model(idx):  # greedy generation picks each of `ids` in turn
-        logits = torch.zeros(*idx.shape, 50257)
-        logits[:, -1, next(choices)] = 1.0
-        return logits
+    class ScriptedModel(gpt.GPTModel):  # greedy generation picks each of `ids` in turn
+        def forward(self, idx):
+            logits = torch.zeros(*idx.shape, 50257)
+            logits[:, -1, next(choices)] = 1.0
+            return logits
 
     stream = Mock()  # records each write separately, as a terminal would show them
-    gpt_cli.generate_streaming(scripted_model, torch.tensor([[15496]]), len(ids), 16, tokenizer,
-                               stream)
+    gpt_cli.generate_streaming(ScriptedModel(TINY_CONFIG), torch.tensor([[15496]]), len(ids), 16,
+                               tokenizer, stream)
     assert [call.args[0] for call in stream.write.call_args_list] == ["", "日", "", "本", "", "語", ""]
 
 

@@ -96,7 +96,7 @@ def test_a_check_on_id_values_would_break_the_graph():
 
     class CheckedGPTModel(gpt.GPTModel):
         def forward(self, in_idx):
-            outside = in_idx[(in_idx < 0) | (in_idx >= self.cfg["vocab_size"])]
+            outside = in_idx[(in_idx < 0) | (in_idx >= self.tok_emb.num_embeddings)]
             if outside.numel():
                 raise ValueError("token ids outside the vocabulary")
             return super().forward(in_idx)

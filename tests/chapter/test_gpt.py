@@ -169,7 +169,7 @@ def test_thread_count_does_not_change_results(gpt2_small):
     ],
 )
 def test_analytic_breakdown_equals_numel(name, qkv_bias, total, tied):
-    cfg = {**gpt.gpt2_config(name), "qkv_bias": qkv_bias}
+    cfg = gpt.gpt2_config(name, qkv_bias=qkv_bias)
     with torch.device("meta"):  # shapes only: no memory, no init time
         model = gpt.GPTModel(cfg)
     breakdown = gpt.parameter_breakdown(cfg)
@@ -178,3 +178,23 @@ def test_analytic_breakdown_equals_numel(name, qkv_bias, total, tied):
     assert breakdown["attention"] == cfg["n_layers"] * sum(
         p.numel() for p in model.trf_blocks[0].att.parameters()
     )
+
+
+@pytest.mark.parametrize("name, changes", [
+    ("gpt2-small", {}),
+    ("gpt2-xl", {"qkv_bias": True, "drop_rate": 0.0, "context_length": 256}),
+    ("gpt2-medium", {"vocab_size": 500, "n_layers": 1, "drop_rate": 0.25}),
+])
+def test_config_of_reads_the_config_back_off_the_modules(name, changes):
+    """The book's GPTModel keeps no config: gpt_engineering.config_of reads it back, every key."""
+    cfg = gpt.gpt2_config(name, **changes)
+    with torch.device("meta"):
+        model = gpt.GPTModel(cfg)
+    assert gpt_engineering.config_of(model) == cfg
+
+
+def test_gpt2_sizes_are_openais_published_configurations():
+    """Width, depth and heads of the four released GPT-2 models (OpenAI's hparams.json files)."""
+    assert {name: tuple(size.values()) for name, size in gpt.GPT2_SIZES.items()} == {
+        "gpt2-small": (768, 12, 12), "gpt2-medium": (1024, 24, 16),
+        "gpt2-large": (1280, 36, 20), "gpt2-xl": (1600, 48, 25)}

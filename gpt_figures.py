@@ -2,15 +2,17 @@
 
 Not part of the chapter: the notebooks call these functions to draw diagrams and plots, so a
 learner reads one line instead of the drawing code. `pip install -e .` makes it importable.
-The data paths come from running an example through a module with forward hooks, the shapes of
-the generation loop from running one step of it; the roadmap and the lines of the loop are
-written down here, and tests/chapter/test_figures.py checks them against the notebooks and gpt.py.
+The data paths of the modules (DATA_PATHS), the roadmap and the lines of the generation loop are
+written down here; the shapes come from running an example through the module once (forward
+hooks record them) or one step of the loop. tests/chapter/test_figures.py checks what is written
+against the notebooks and gpt.py: followed step by step, a data path must compute exactly what
+its module computes.
 Each draw_* function returns its figure; a notebook cell ends with `plt.show()`.
 """
 
-import inspect
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import groupby
 
 import matplotlib.pyplot as plt
 import torch
@@ -63,19 +65,86 @@ def draw_arrow(ax, points, color=PATH_COLOR, linewidth=1.0):
                                  color=color, linewidth=linewidth))
 
 
-# ---- The data path of a module: forward hooks record its calls, autograd how they connect.
+# ---- Data paths: written down per class, with the shapes of one real run.
+#
+# A data path is a table, one row per step of forward, in order: (name, what the step does, the
+# steps it reads). What a step does: "input" (forward's argument), "positions" (forward's
+# torch.arange over the input's length), "+" (adds the steps it reads) or the name of the
+# submodule it calls. tests/chapter/test_figures.py follows each table step by step and checks
+# that it computes exactly what the module computes.
+
+GPT_MODEL_PATH = (
+    ("in_idx", "input", ()),
+    ("tok_emb", "tok_emb", ("in_idx",)),
+    ("positions", "positions", ()),  # reads only the input's length
+    ("pos_emb", "pos_emb", ("positions",)),
+    ("add", "+", ("tok_emb", "pos_emb")),
+    ("drop_emb", "drop_emb", ("add",)),
+    ("trf_blocks", "trf_blocks", ("drop_emb",)),
+    ("final_norm", "final_norm", ("trf_blocks",)),
+    ("out_head", "out_head", ("final_norm",)),
+)
+
+TRANSFORMER_BLOCK_PATH = (
+    ("x", "input", ()),
+    ("norm1", "norm1", ("x",)),
+    ("att", "att", ("norm1",)),
+    ("drop_shortcut", "drop_shortcut", ("att",)),
+    ("add", "+", ("drop_shortcut", "x")),  # x = x + shortcut
+    ("norm2", "norm2", ("add",)),
+    ("ff", "ff", ("norm2",)),
+    ("drop_shortcut_1", "drop_shortcut", ("ff",)),  # the second call of drop_shortcut
+    ("add_1", "+", ("drop_shortcut_1", "add")),
+)
+
+FEED_FORWARD_PATH = (  # self.layers(x): the Sequential calls its three layers in turn
+    ("x", "input", ()),
+    ("layers.0", "layers.0", ("x",)),
+    ("layers.1", "layers.1", ("layers.0",)),
+    ("layers.2", "layers.2", ("layers.1",)),
+)
+
+
+def shortcut_network_path(network, calls):
+    """The path of notebook 4.4's ExampleDeepNeuralNetwork, which depends on the instance: its
+    layers in turn, each followed by a "+" that adds the layer's input back where use_shortcut
+    is on and the layer keeps the shape (as forward decides; `calls` holds the shapes)."""
+    shapes = {name: (shape_in, shape_out) for name, shape_in, shape_out in calls}
+    path, x = [("x", "input", ())], "x"
+    for i in range(len(network.layers)):
+        layer = f"layers.{i}"
+        path.append((layer, layer, (x,)))
+        shape_in, shape_out = shapes[layer]
+        if network.use_shortcut and shape_in == shape_out:
+            path.append((f"add_{i}", "+", (x, layer)))  # x = x + layer_output
+            x = f"add_{i}"
+        else:
+            x = layer
+    return path
+
+
+# By class name, because the notebooks define their own classes (DummyGPTModel has the forward
+# of GPTModel).
+DATA_PATHS = {
+    "DummyGPTModel": GPT_MODEL_PATH,
+    "GPTModel": GPT_MODEL_PATH,
+    "TransformerBlock": TRANSFORMER_BLOCK_PATH,
+    "FeedForward": FEED_FORWARD_PATH,
+    "ExampleDeepNeuralNetwork": shortcut_network_path,
+}
 
 
 @dataclass
 class Step:
-    """One step of a forward pass: an input, a submodule call, an addition or the positions."""
+    """One step of a data path, ready to draw."""
 
-    name: str  # unique, e.g. "in_idx", "norm1", "drop_shortcut_1", "add_1"
-    label: str  # the text of the step's box, e.g. "norm1: LayerNorm"
-    shape: list  # the shape of the step's output
-    inputs: list  # names of the steps whose outputs it reads
-    scope: str = ""  # the opened-up submodule it runs inside (see trace_steps), or ""
-    calls: list = field(default_factory=list)  # the submodule(s) it calls
+    name: str  # unique in the path, e.g. "norm1", "add_1", "trf_blocks.0.norm1"
+    does: str  # "input", "positions", "+" or "call"
+    reads: tuple  # the names of the steps whose outputs it reads
+    label: str  # the text of its box, e.g. "norm1: LayerNorm"
+    calls: tuple = ()  # the submodules it calls in turn, e.g. ("trf_blocks.0.norm1",)
+    scope: str = ""  # the opened-up block it is part of, e.g. "trf_blocks.0", or ""
+    shape: list = None  # the shape of its output
 
 
 def describe(module):
@@ -86,133 +155,140 @@ def describe(module):
     return f"{len(kinds)} × {kinds[0]}" if len(set(kinds)) == 1 else " → ".join(kinds)
 
 
-def _next_sibling(module, path, after):
-    """Whether submodule `path` follows submodule `after` in their list and is of its class,
-    e.g. trf_blocks.2 after trf_blocks.1."""
-    parent, _, index = after.rpartition(".")
-    return (index.isdigit() and path == f"{parent}.{int(index) + 1}"
-            and type(module.get_submodule(path)) is type(module.get_submodule(after)))
+def record_calls(module, example_input):
+    """Run `example_input` through `module` once; return each call of a submodule, in the order
+    the calls returned, as (name, input shape, output shape), e.g. ("norm1", [2, 4, 768],
+    [2, 4, 768])."""
+    calls = []
 
+    def record(name):
+        return lambda _, args, out: calls.append((name, list(args[0].shape), list(out.shape)))
 
-def trace_steps(module, example_input, expand=()):
-    """The data path of `module.forward` with each step's output shape.
-
-    Forward hooks record each submodule call of a real run on `example_input` as one step,
-    except for the submodules listed in `expand` (paths such as "trf_blocks.0"), the ones above
-    them and lists of modules, whose own calls are recorded instead. The autograd graph of that
-    run (the input is made to require gradients) says which earlier steps each input was
-    computed from, and where two of them were added ("+"). The positions forward makes with
-    `torch.arange(n)` are a second input ("positions 0..n-1": they read only the input's
-    length). A run of like siblings, each reading the one before (trf_blocks.1, trf_blocks.2,
-    ...), is one step.
-    """
-    x = example_input.detach()
-    if x.is_floating_point():
-        x.requires_grad_()
-    first_arg = next(iter(inspect.signature(module.forward).parameters))
-    steps = [Step(first_arg, f"{first_arg} (input)", list(x.shape), [])]
-    # A tensor or an autograd node -> the step that made it; the keys keep the tensors alive.
-    made_by = {x: first_arg}
-    scopes = [""]  # the opened-up submodules running, innermost last
-    seen = {}  # how often each step name was given
-
-    def new_step(name, label, shape, inputs, calls=()):
-        seen[name] = seen.get(name, -1) + 1  # a second call of drop_shortcut: drop_shortcut_1
-        name = f"{name}_{seen[name]}" if seen[name] else name
-        steps.append(Step(name, label, list(shape), inputs, scopes[-1], list(calls)))
-        return name
-
-    def read(tensors):
-        """Names of the steps that the tensors among `tensors` are, or were computed from."""
-        return list(dict.fromkeys(name for tensor in tensors if isinstance(tensor, torch.Tensor)
-                                  for name in sources(tensor)))
-
-    def sources(tensor):
-        if tensor not in made_by and tensor.grad_fn is None:  # made in forward from no step
-            n = len(tensor) if tensor.dim() == 1 else 0  # the meta device has no values to check
-            arange = n and (tensor.is_meta or torch.equal(tensor.cpu(), torch.arange(n)))
-            label = f"positions 0..{n - 1}" if arange else "made in forward"
-            made_by[tensor] = new_step("positions", label, tensor.shape, [])
-        if tensor in made_by:
-            return [made_by[tensor]]
-        return from_node(tensor.grad_fn, tensor.shape)
-
-    def from_node(node, shape=None):
-        if node is None:  # a tensor that needs no gradient
-            return []
-        if node in made_by:
-            return [made_by[node]]
-        variable = getattr(node, "variable", None)  # a tensor autograd starts from
-        if variable is not None:
-            return [made_by[variable]] if variable in made_by else []  # else a weight
-        inputs = list(dict.fromkeys(name for parent, _ in node.next_functions
-                                    for name in from_node(parent)))
-        if node.name() != "AddBackward0":
-            return inputs
-        if shape is None:  # an addition read by another addition
-            shape = torch.broadcast_shapes(*(step.shape for step in steps if step.name in inputs))
-        made_by[node] = new_step("add", "+", shape, inputs)
-        return [made_by[node]]
-
-    def enter(path, args):  # what an opened-up submodule reads was made before it started
-        read(args)
-        scopes.append(path)
-
-    def leave(out):  # its output may be an addition made inside it
-        read([out])
-        scopes.pop()
-
-    def call(path, args, out):
-        inputs, last = read(args), steps[-1]
-        if inputs == [last.name] and last.calls and _next_sibling(module, path, last.calls[-1]):
-            last.calls.append(path)  # e.g. trf_blocks.1–11, drawn as one box
-            last.shape = list(out.shape)
-            shown = last.label.partition(": ")[0].partition("–")[0]  # e.g. "trf_blocks.1"
-            kind = type(module.get_submodule(path)).__name__
-            last.label = f"{shown}–{path.rpartition('.')[2]}: {len(last.calls)} × {kind}"
-        else:
-            shown = path.removeprefix(f"{scopes[-1]}.")
-            new_step(path, f"{shown}: {describe(module.get_submodule(path))}", out.shape,
-                     inputs, [path])
-        made_by[out] = steps[-1].name
-        if out.grad_fn is not None:
-            made_by[out.grad_fn] = steps[-1].name
-
-    opened = {""} | {".".join(path.split(".")[:n]) for path in expand
-                     for n in range(1, path.count(".") + 2)}
-    hooks = []
-    for path, sub in module.named_modules():  # parents first
-        if path.rpartition(".")[0] in opened and isinstance(sub, torch.nn.ModuleList):
-            opened.add(path)  # a ModuleList has no forward: its children are called
-        if path in expand:
-            hooks.append(sub.register_forward_pre_hook(
-                lambda _, args, path=path: enter(path, args)))
-            hooks.append(sub.register_forward_hook(lambda _, args, out: leave(out)))
-        elif path not in opened and path.rpartition(".")[0] in opened:
-            hooks.append(sub.register_forward_hook(
-                lambda _, args, out, path=path: call(path, args, out)))
+    hooks = [sub.register_forward_hook(record(name)) for name, sub in module.named_modules() if name]
     try:
         # Dropout draws random numbers even here: a drawing must not shift the caller's next ones.
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            read([module(x)])  # e.g. a block's last addition
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            module(example_input)
     finally:
         for hook in hooks:
             hook.remove()
+    return calls
+
+
+def written_steps(module, calls, prefix=""):
+    """`module`'s written data path as Steps, their names prefixed by `prefix` (e.g.
+    "trf_blocks.0." inside an opened-up block); `calls` is what record_calls gives for it."""
+    kind = type(module).__name__
+    if kind not in DATA_PATHS:
+        raise ValueError(f"gpt_figures has no data path written down for {kind}; it draws "
+                         f"{', '.join(DATA_PATHS)}")
+    path = DATA_PATHS[kind]
+    if callable(path):  # a path that depends on the instance
+        path = path(module, calls)
+    steps = []
+    for name, does, reads in path:
+        reads = tuple(prefix + read for read in reads)
+        if does == "input":
+            steps.append(Step(prefix + name, does, reads, f"{name} (input)"))
+        elif does in ("positions", "+"):  # the positions' label waits for their number
+            steps.append(Step(prefix + name, does, reads, does))
+        else:
+            label = f"{does}: {describe(module.get_submodule(does))}"
+            steps.append(Step(prefix + name, "call", reads, label, (prefix + does,)))
+    return steps
+
+
+def run_of_blocks(module, blocks, reads):
+    """One step for blocks of a Sequential called one after the other, e.g. trf_blocks.1 to
+    trf_blocks.11, labelled "trf_blocks.1–11: 11 × TransformerBlock"."""
+    kind = type(module.get_submodule(blocks[0])).__name__
+    name = blocks[0] if len(blocks) == 1 else f"{blocks[0]}–{blocks[-1].rpartition('.')[2]}"
+    label = f"{name}: {kind}" if len(blocks) == 1 else f"{name}: {len(blocks)} × {kind}"
+    return Step(name, "call", (reads,), label, tuple(blocks))
+
+
+def open_up(module, steps, block, calls):
+    """`steps` with `block`, a block of a Sequential on the path (e.g. "trf_blocks.0"), opened
+    up: the blocks before it and those after it as one step each, between them the block's own
+    written path, marked with its scope so that draw_module frames it."""
+    sequence = block.rpartition(".")[0]
+    outer = next((step for step in steps if step.calls == (sequence,)), None)
+    blocks = []  # the blocks of the Sequential, e.g. trf_blocks.0 to trf_blocks.11
+    if outer and isinstance(module.get_submodule(sequence), torch.nn.Sequential):
+        blocks = [f"{sequence}.{i}" for i in range(len(module.get_submodule(sequence)))]
+    if block not in blocks:
+        raise ValueError(f"expand takes blocks of an nn.Sequential on the path, such as "
+                         f"'trf_blocks.0', not {block!r}")
+    k = blocks.index(block)
+    inner_calls = [(name.removeprefix(f"{block}."), *shapes) for name, *shapes in calls
+                   if name.startswith(f"{block}.")]
+    block_input, *inside = written_steps(module.get_submodule(block), inner_calls, f"{block}.")
+
+    new, last = [], outer.reads[0]  # `last`: the step whose output flows on
+    if k > 0:
+        new.append(run_of_blocks(module, blocks[:k], last))
+        last = new[-1].name
+    for step in inside:  # what the block's input was, is now the step before the block
+        step.reads = tuple(last if read == block_input.name else read for read in step.reads)
+        step.scope = block
+    new += inside
+    last = new[-1].name
+    if k + 1 < len(blocks):
+        new.append(run_of_blocks(module, blocks[k + 1:], last))
+        last = new[-1].name
+    i = steps.index(outer)
+    for step in steps[i + 1:]:
+        step.reads = tuple(last if read == outer.name else read for read in step.reads)
+    return steps[:i] + new + steps[i + 1:]
+
+
+def data_path(module, example_input, expand=()):
+    """The written data path of `module`, each step with the shape of its output when
+    `example_input` runs through it; the blocks in `expand` (e.g. ("trf_blocks.0",)) opened up.
+
+    The shapes come from one run with forward hooks; a forward that calls its submodules in
+    another order than the written path is refused with a RuntimeError.
+    """
+    calls = record_calls(module, example_input)
+    steps = written_steps(module, calls)
+    for block in expand:
+        steps = open_up(module, steps, block, calls)
+
+    expected = [call for step in steps for call in step.calls]
+    called = [(name, shape) for name, _, shape in calls if name in expected]
+    if [name for name, _ in called] != expected:
+        raise RuntimeError(f"{type(module).__name__}.forward called {[n for n, _ in called]}, "
+                           f"but its data path in gpt_figures.py calls {expected}")
+    outputs = iter(shape for _, shape in called)
+    shapes = {}  # step name -> the shape of its output
+    for step in steps:
+        if step.does == "input":
+            step.shape = list(example_input.shape)
+        elif step.does == "positions":  # torch.arange over the input's length
+            step.shape = [example_input.shape[-1]]
+            step.label = f"positions 0..{step.shape[0] - 1}"
+        elif step.does == "+":
+            step.shape = list(torch.broadcast_shapes(*(shapes[read] for read in step.reads)))
+        else:
+            for _ in step.calls:  # a run of blocks: the last one's output
+                step.shape = next(outputs)
+        shapes[step.name] = step.shape
     return steps
 
 
 def draw_module(module, example_input, title, expand=()):
-    """Draw `module`'s data path top to bottom, each step with the shape of its output.
+    """Draw `module`'s data path (see `data_path`) top to bottom, each step with the shape of
+    its output when `example_input` runs through it.
 
     Steps at the same depth sit side by side; a connection that skips rows (a shortcut) runs
     down the right-hand side. Submodules in `expand` (e.g. ("trf_blocks.0",)) are drawn opened
     up, framed.
     """
-    steps = trace_steps(module, example_input, expand)
+    steps = data_path(module, example_input, expand)
     depth = {}  # the row of each step: one below the deepest step it reads
     for step in steps:
-        depth[step.name] = 1 + max((depth[name] for name in step.inputs), default=-1)
-    edges = [(source, step.name) for step in steps for source in step.inputs]
+        depth[step.name] = 1 + max((depth[name] for name in step.reads), default=-1)
+    edges = [(source, step.name) for step in steps for source in step.reads]
     shortcuts = {(a, b) for a, b in edges if depth[b] - depth[a] > 1}
     width, span = 5.0, 3.3  # the boxes of a row share `span` inches
     fig, ax = canvas(width, (max(depth.values()) + 1) * ROW + (0.45 if shortcuts else 0.0), title)
@@ -225,12 +301,12 @@ def draw_module(module, example_input, title, expand=()):
         slot = span / len(row)
         x = center - span / 2 + slot * (row.index(step.name) + 0.5)
         y = -ROW / 2 - depth[step.name] * ROW
-        if step.label == "+":
+        if step.does == "+":
             place[step.name] = (x, y, RADIUS, RADIUS)
             draw_adder(ax, x, y, str(step.shape))
         else:  # inputs, which read no other step, in grey
             place[step.name] = (x, y, slot / 2 - 0.06, BOX_H / 2)
-            color = BOX_COLOR if step.inputs else INPUT_COLOR
+            color = BOX_COLOR if step.reads else INPUT_COLOR
             draw_box(ax, x, y, slot / 2 - 0.06, step.label, str(step.shape), color)
 
     for source, target in edges:
@@ -270,7 +346,7 @@ def draw_feedforward(feed_forward, example_input):
     The shapes come from running `example_input` through it; each layer is labelled with its
     class and the feature counts it maps between.
     """
-    steps = trace_steps(feed_forward, example_input, expand=("layers",))
+    steps = data_path(feed_forward, example_input)
     features = [step.shape[-1] for step in steps]
     tallest, bar_w, gap = 2.2, 0.3, 1.55
     height = [tallest * n / max(features) for n in features]
@@ -496,30 +572,43 @@ CHAPTER_STEPS = (
 )
 
 
+# For readers without the book, chapter 3's attention in brief, between 4.4 and 4.5: the notebook
+# notebooks/04a_attention.ipynb. It exports nothing; under its box, what it covers.
+ATTENTION_STEP = ("attention", "Attention", ("queries, keys, values; heads",))
+ROADMAP = CHAPTER_STEPS[:4] + (ATTENTION_STEP,) + CHAPTER_STEPS[4:]
+
+
 def draw_roadmap(current):
-    """The chapter's notebooks in build order, section `current` (e.g. "4.3") highlighted.
+    """The chapter's notebooks in build order, `current` highlighted: a section (e.g. "4.3") or
+    "attention", chapter 3's attention in brief, drawn dashed (optional with the book).
 
     Each box shows a notebook's number and title; under it, what it builds.
     """
-    box_w, gap, box_h = 1.3, 0.2, 0.62
-    fig, ax = canvas(0.2 + len(CHAPTER_STEPS) * (box_w + gap) - gap, box_h + 0.6,
-                     f"Chapter 4 step by step: this is {current} (under each: what it builds)")
-    for i, (number, title, builds) in enumerate(CHAPTER_STEPS):
+    keys = [key for key, _, _ in ROADMAP]
+    if current not in keys:
+        raise ValueError(f"draw_roadmap takes one of {keys}, not {current!r}")
+    here = keys.index(current)
+    this = "chapter 3's attention in brief" if current == "attention" else current
+    box_w, gap, box_h = 1.13, 0.18, 0.62
+    fig, ax = canvas(0.2 + len(ROADMAP) * (box_w + gap) - gap, box_h + 0.6,
+                     f"Chapter 4 step by step: this is {this} (under each: what it builds)")
+    for i, (key, title, builds) in enumerate(ROADMAP):
         x, y = 0.1 + i * (box_w + gap), -0.05
-        is_current, reached = number == current, number <= current  # "4.1" < "4.2" as text too
-        face = HIGHLIGHT_COLOR if is_current else BOX_COLOR if reached else "0.95"
+        brief = key == "attention"
+        face = HIGHLIGHT_COLOR if i == here else BOX_COLOR if i < here else "0.95"
         ax.add_patch(FancyBboxPatch((x, y - box_h), box_w, box_h, boxstyle=ROUNDED, gid="step",
-                                    facecolor=face, linewidth=2 if is_current else 1,
-                                    edgecolor=SHORTCUT_COLOR if is_current else PATH_COLOR))
-        text_color = "black" if reached else SHAPE_COLOR
-        ax.text(x + box_w / 2, y - 0.13, number, ha="center", va="center",
-                fontsize=9, fontweight="bold", color=text_color)
+                                    facecolor=face, linewidth=2 if i == here else 1,
+                                    linestyle="--" if brief else "-",
+                                    edgecolor=SHORTCUT_COLOR if i == here else PATH_COLOR))
+        text_color = "black" if i <= here else SHAPE_COLOR
+        ax.text(x + box_w / 2, y - 0.13, "ch. 3, in brief" if brief else key, ha="center",
+                va="center", fontsize=9, fontweight="bold", color=text_color)
         title = "\n".join(textwrap.wrap(title, 20, break_on_hyphens=False))
         ax.text(x + box_w / 2, y - 0.4, title, ha="center", va="center", fontsize=7.5,
                 color=text_color)
-        builds = "\n".join(textwrap.wrap(", ".join(builds), 22, break_long_words=False))
-        ax.text(x + box_w / 2, y - box_h - 0.06, builds, ha="center", va="top",
-                fontsize=6.5, family="monospace", color=SHAPE_COLOR)
+        builds = "\n".join(textwrap.wrap(", ".join(builds), 20, break_long_words=False))
+        ax.text(x + box_w / 2, y - box_h - 0.06, builds, ha="center", va="top", fontsize=6.5,
+                family="sans-serif" if brief else "monospace", color=SHAPE_COLOR)
         if i:
             draw_arrow(ax, [(x - gap + 0.02, y - box_h / 2), (x - 0.02, y - box_h / 2)])
     return fig
@@ -557,9 +646,12 @@ def draw_tokens(tokenizer, texts, title):
     return fig
 
 
-# ---- Attention heads: how MultiHeadAttention.forward splits each token vector.
+# ---- Attention heads: how MultiHeadAttention.forward splits each token vector among the heads,
+# and merges the heads' results back. Positions stand in for the values (0, 1, 2, ...), so a
+# picture shows where each entry goes.
 
 HEAD_COLORS = plt.get_cmap("Set3").colors  # 12 colours: one per head of GPT-2 small
+HEAD_CELL_W, HEAD_CELL_H, HEAD_ROW, HEAD_LEFT = 0.5, 0.22, 0.3, 0.85  # inches
 
 
 def head_split_steps(attention, x):
@@ -578,9 +670,65 @@ def head_split_steps(attention, x):
             ("transpose(1, 2)", split.transpose(1, 2))]
 
 
+def head_merge_steps(attention, x):
+    """How `attention.forward` merges the heads' context vectors back into one vector per token,
+    for an input shaped like `x`.
+
+    The output of `attn_weights @ values` is stood for by the position of each of its entries.
+    Returns (call, tensor) pairs in order: ("attn_weights @ values", positions),
+    ("transpose(1, 2)", ...), ("contiguous()", ...), ("view(b, num_tokens, d_out)", ...).
+    """
+    b, num_tokens, _ = x.shape
+    heads, head_dim, d_out = attention.num_heads, attention.head_dim, attention.d_out
+    context = torch.arange(b * heads * num_tokens * head_dim).view(b, heads, num_tokens, head_dim)
+    swapped = context.transpose(1, 2)
+    in_order = swapped.contiguous()  # a copy, token after token
+    return [("attn_weights @ values", context), ("transpose(1, 2)", swapped),
+            ("contiguous()", in_order), (f"view({b}, {num_tokens}, {d_out})",
+                                         in_order.view(b, num_tokens, d_out))]
+
+
+def _head_rows(tensor, token_and_head, head_dim):
+    """Sequence 0 of `tensor` (of positions), one row per index of axis 1, one cell per block of
+    `head_dim` entries: the (token, head) that `token_and_head` gives for its first position."""
+    first = tensor[0].reshape(tensor.shape[1], -1)
+    return [[token_and_head(p) for p in row[::head_dim].tolist()] for row in first]
+
+
 def _caption(cells):
     """("token", t) when all `cells` of a row belong to token t, else ("head", h) of the first."""
     return ("token", cells[0][0]) if len({t for t, _ in cells}) == 1 else ("head", cells[0][1])
+
+
+def _heading(i, call, tensor, rows):
+    """E.g. ".view(2, 4, 12, 64): [2, 4, 12, 64]    rows: tokens" (no dot before the first)."""
+    return f"{'.' if i else ''}{call}: {list(tensor.shape)}    rows: {_caption(rows[0])[0]}s"
+
+
+def _draw_head_grid(ax, top, heading, rows, gap):
+    """`heading`, then `rows` of cells "t<token>·h<head>", coloured by head, each row captioned
+    with its token or head; `gap` between the cells of a row. Returns the bottom."""
+    ax.text(0.1, top - 0.22, heading, fontsize=9, family="monospace", va="center")
+    for r, cells in enumerate(rows):
+        y = top - 0.55 - r * HEAD_ROW
+        for c, (token, head) in enumerate(cells):
+            x0 = HEAD_LEFT + c * (HEAD_CELL_W + gap)
+            ax.add_patch(Rectangle((x0, y - HEAD_CELL_H), HEAD_CELL_W, HEAD_CELL_H,
+                                   facecolor=HEAD_COLORS[head % len(HEAD_COLORS)],
+                                   edgecolor=PATH_COLOR, gid="head cell"))
+            ax.text(x0 + HEAD_CELL_W / 2, y - HEAD_CELL_H / 2, f"t{token}·h{head}", ha="center",
+                    va="center", fontsize=6.5)
+        ax.text(HEAD_LEFT - 0.1, y - HEAD_CELL_H / 2, " ".join(map(str, _caption(cells))),
+                ha="right", va="center", fontsize=7.5, color=SHAPE_COLOR)
+    return top - 0.6 - len(rows) * HEAD_ROW
+
+
+def _draw_feature_ranges(ax, top, columns, head_dim):
+    """Over an unbroken grid: the features in each column, e.g. "64–127"."""
+    for c in range(columns):
+        ax.text(HEAD_LEFT + (c + 0.5) * HEAD_CELL_W, top - 0.5,
+                f"{c * head_dim}–{(c + 1) * head_dim - 1}", ha="center", va="bottom",
+                fontsize=6, color=SHAPE_COLOR)
 
 
 def draw_head_split(attention, x):
@@ -591,50 +739,142 @@ def draw_head_split(attention, x):
     `head_dim` entries of one token, coloured by the head its features belong to and labelled
     "t<token>·h<head>".
     """
-    steps = head_split_steps(attention, x)
-    b, head_dim, d_out = len(x), attention.head_dim, attention.d_out
-    cell_w, cell_h, row_h, left = 0.5, 0.22, 0.3, 0.85
+    b, num_tokens, _ = x.shape
+    head_dim, d_out = attention.head_dim, attention.d_out
+
+    def token_and_head(p):  # p: a position in W_query(x), laid out (b, num_tokens, d_out)
+        return p // d_out % num_tokens, p % d_out // head_dim
+
     panels = []  # (heading, rows of (token, head) cells)
-    for i, (call, tensor) in enumerate(steps):
-        first = tensor[0].reshape(tensor.shape[1], -1)  # sequence 0: one row per index of axis 1
-        # A cell per block of head_dim entries: the (token, head) of its first entry's position.
-        rows = [[(p // d_out, p % d_out // head_dim) for p in row[::head_dim].tolist()]
-                for row in first]
-        axis = f"rows: {_caption(rows[0])[0]}s"
-        panels.append((f"{'.' if i else ''}{call}: {list(tensor.shape)}    {axis}", rows))
-    heights = [0.6 + len(rows) * row_h for _, rows in panels]
-    grid_w = [len(rows[0]) * (cell_w + 0.08) for _, rows in panels]
-    width = left + max(*grid_w, grid_w[-1] + 2.6)  # room for the note beside the last step
+    for i, (call, tensor) in enumerate(head_split_steps(attention, x)):
+        rows = _head_rows(tensor, token_and_head, head_dim)
+        panels.append((_heading(i, call, tensor, rows), rows))
+    heights = [0.6 + len(rows) * HEAD_ROW for _, rows in panels]
+    grid_w = [len(rows[0]) * (HEAD_CELL_W + 0.08) for _, rows in panels]
+    width = HEAD_LEFT + max(*grid_w, grid_w[-1] + 2.6)  # room for the note beside the last step
     fig, ax = canvas(width, sum(heights) + 0.3,
                      f"Splitting the queries of sequence 0 (the first of {b}) "
                      f"into heads of {head_dim} features")
     top = 0.0
-    for i, ((heading, rows), height) in enumerate(zip(panels, heights)):
-        ax.text(0.1, top - 0.22, heading, fontsize=9, family="monospace", va="center")
-        gap = 0.08 if i else 0.0  # W_query's output: one unbroken vector per token
-        for r, cells in enumerate(rows):
-            y = top - 0.55 - r * row_h
-            for c, (token, head) in enumerate(cells):
-                x0 = left + c * (cell_w + gap)
-                face = HEAD_COLORS[head % len(HEAD_COLORS)]
-                ax.add_patch(Rectangle((x0, y - cell_h), cell_w, cell_h, facecolor=face,
-                                       edgecolor=PATH_COLOR, gid="head cell"))
-                ax.text(x0 + cell_w / 2, y - cell_h / 2, f"t{token}·h{head}", ha="center",
-                        va="center", fontsize=6.5)
-            ax.text(left - 0.1, y - cell_h / 2, " ".join(map(str, _caption(cells))),
-                    ha="right", va="center", fontsize=7.5, color=SHAPE_COLOR)
-        if i == 0:  # the features in each column
-            for c in range(len(rows[0])):
-                ax.text(left + (c + 0.5) * cell_w, top - 0.5,
-                        f"{c * head_dim}–{(c + 1) * head_dim - 1}", ha="center", va="bottom",
-                        fontsize=6, color=SHAPE_COLOR)
+    for i, (heading, rows) in enumerate(panels):
+        if i == 0:  # W_query's output: one unbroken vector per token
+            _draw_feature_ranges(ax, top, len(rows[0]), head_dim)
+        bottom = _draw_head_grid(ax, top, heading, rows, gap=0.08 if i else 0.0)
         if i == len(panels) - 1 and heading.endswith("rows: heads"):
-            ax.text(left + grid_w[-1] + 0.25, top - 0.55 - len(rows) * row_h / 2,
+            ax.text(HEAD_LEFT + grid_w[-1] + 0.25, (top - 0.55 + bottom) / 2,
                     f"each row: one head's [{len(rows[0])}, {head_dim}] matrix\n"
                     f"({len(rows[0])} tokens × {head_dim} features),\n"
                     "the input of that head's attention", fontsize=8, va="center")
-        top -= height
+        top = bottom
     ax.text(0.1, top - 0.05, f"each cell: {head_dim} features of one token "
             f"(t = its token, h = the head those features belong to)", fontsize=8,
             color=SHAPE_COLOR, va="top")
+    return fig
+
+
+def _draw_memory(ax, top, tensor, token_and_head, head_dim, width):
+    """A strip of sequence 0's blocks of `head_dim` entries of `tensor` in the order they lie in
+    memory, coloured by head, with the head (or token) of each run of blocks above it. Returns
+    the bottom."""
+    first = tensor[0]
+    in_memory = torch.as_strided(first, (first.numel(),), (1,))  # memory order, not index order
+    cells = [token_and_head(p) for p in in_memory[::head_dim].tolist()]
+    cell_w, y = width / len(cells), top - 0.3
+    ax.text(HEAD_LEFT - 0.1, y - HEAD_CELL_H / 2, "in memory", ha="right", va="center",
+            fontsize=7.5, color=SHAPE_COLOR)
+    for c, (_, head) in enumerate(cells):
+        ax.add_patch(Rectangle((HEAD_LEFT + c * cell_w, y - HEAD_CELL_H), cell_w, HEAD_CELL_H,
+                               facecolor=HEAD_COLORS[head % len(HEAD_COLORS)],
+                               edgecolor=PATH_COLOR, linewidth=0.5, gid="memory cell"))
+    # Runs of one head (heads-major memory) or of one token (token-major memory).
+    by_head = len(cells) > 1 and cells[0][1] == cells[1][1]
+    runs = [(key, len(list(run))) for key, run in
+            groupby(head if by_head else token for token, head in cells)]
+    start = 0
+    for key, length in runs:
+        ax.text(HEAD_LEFT + (start + length / 2) * cell_w, y + 0.03,
+                f"{'head' if by_head else 'token'} {key}", ha="center", va="bottom", fontsize=6,
+                color=SHAPE_COLOR)
+        start += length
+    ax.text(HEAD_LEFT + width + 0.1, y - HEAD_CELL_H / 2,
+            f"is_contiguous(): {tensor.is_contiguous()}", va="center", fontsize=7.5,
+            family="monospace")
+    return y - HEAD_CELL_H - 0.1
+
+
+def draw_head_merge(attention, x):
+    """Draw how `attention.forward` merges the heads back into one vector per token, for the
+    first sequence of `x`: `(attn_weights @ values).transpose(1, 2)`, then
+    `.contiguous().view(b, num_tokens, d_out)`.
+
+    The steps are those of `head_merge_steps`, drawn as in `draw_head_split`; after the
+    transpose and after `.contiguous()`, a strip shows the order in which the entries lie in
+    memory, which is what `.view` needs to be token after token.
+    """
+    b, num_tokens, _ = x.shape
+    heads, head_dim, d_out = attention.num_heads, attention.head_dim, attention.d_out
+
+    def token_and_head(p):  # p: a position in attn_weights @ values, (b, heads, num_tokens, head_dim)
+        return p // head_dim % num_tokens, p // (num_tokens * head_dim) % heads
+
+    (_, context), (_, swapped), (_, in_order), (view, merged) = head_merge_steps(attention, x)
+    grids = [("attn_weights @ values", context, 0.08), ("transpose(1, 2)", swapped, 0.08),
+             (view, merged, 0.0)]
+    rows = [_head_rows(tensor, token_and_head, head_dim) for _, tensor, _ in grids]
+    grid_w = heads * (HEAD_CELL_W + 0.08) - 0.08  # a row of the transposed context
+    width = HEAD_LEFT + max(grid_w + 1.7, num_tokens * (HEAD_CELL_W + 0.08) + 2.6)
+    note = (f"Each cell: {head_dim} features of one token's context (t = its token, h = the "
+            f"head that computed them).\nWhy .contiguous(): .view({b}, {num_tokens}, {d_out}) needs each token's {d_out} "
+            f"features side by side in memory, token after token. transpose(1, 2) moves no "
+            f"number, it only swaps two strides: memory still holds head 0's {num_tokens} "
+            f"tokens, then head 1's, and so on, and .view raises a RuntimeError. "
+            f".contiguous() copies the entries into token-major order.")
+    columns = int(width / 0.075)  # 8 pt: about 0.075 inch a character
+    note = "\n".join(textwrap.fill(paragraph, columns) for paragraph in note.split("\n"))
+    height = (sum(0.6 + len(r) * HEAD_ROW for r in rows) + 2 * 0.63 + 0.45
+              + 0.16 * (note.count("\n") + 1))
+    fig, ax = canvas(width, height, f"Merging the heads of sequence 0 (the first of {b}) back "
+                                    f"into vectors of {d_out} features")
+
+    heading = _heading(0, "attn_weights @ values", context, rows[0])
+    top = _draw_head_grid(ax, 0.0, heading, rows[0], gap=0.08)
+    ax.text(HEAD_LEFT + num_tokens * (HEAD_CELL_W + 0.08) + 0.25, (0.0 - 0.55 + top) / 2,
+            f"each row: one head's [{num_tokens}, {head_dim}] context\n"
+            f"({num_tokens} tokens × {head_dim} features),\n"
+            "the output of that head's attention", fontsize=8, va="center")
+    top = _draw_head_grid(ax, top, _heading(1, "transpose(1, 2)", swapped, rows[1]), rows[1],
+                          gap=0.08)
+    top = _draw_memory(ax, top, swapped, token_and_head, head_dim, grid_w)
+    ax.text(0.1, top - 0.22, f".contiguous(): {list(in_order.shape)}    the same rows, copied",
+            fontsize=9, family="monospace", va="center")
+    top = _draw_memory(ax, top - 0.3, in_order, token_and_head, head_dim, grid_w)
+    _draw_feature_ranges(ax, top, heads, head_dim)
+    top = _draw_head_grid(ax, top, _heading(3, view, merged, rows[2]), rows[2], gap=0.0)
+    ax.text(0.1, top - 0.1, note, fontsize=8, va="top")
+    return fig
+
+
+# ---- What trained heads look at.
+
+
+def token_labels(tokenizer, ids):
+    """Each GPT-2 token's text as a tick label: a newline as "\\n", a leading space as "␣"."""
+    return [tokenizer.decode([i]).replace("\n", "\\n").replace(" ", "\u2423") for i in ids]
+
+
+def draw_attention(weights, labels, titles, title):
+    """Heatmaps of several heads' attention weights ([num_tokens, num_tokens] each) side by
+    side: rows are the queries, columns the keys, both labelled with the tokens. Each panel's
+    colour scale runs from 0 to its own largest weight, so no weight is clipped."""
+    fig, axes = plt.subplots(1, len(weights), figsize=(3.3 * len(weights) + 0.6, 3.9),
+                             squeeze=False)
+    for ax, w, name in zip(axes[0], weights, titles):
+        ax.imshow(w, cmap="Blues", vmin=0, vmax=float(w.max()))
+        ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6.5)
+        ax.set_yticks(range(len(labels)), labels if ax is axes[0][0] else [], fontsize=6.5)
+        ax.set_title(name, fontsize=9.5)
+        ax.set_xlabel("key (attended to)", fontsize=8)
+    axes[0][0].set_ylabel("query (attending)", fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
     return fig

@@ -12,7 +12,7 @@ from matplotlib.colors import to_rgba
 
 import gpt
 import gpt_figures
-from tests.helpers import TINY_CONFIG
+from tests.helpers import SMALL_VOCAB_CONFIG, TINY_CONFIG, TWO_PROMPTS
 
 BATCH = torch.tensor([[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]])
 NOTEBOOKS = Path(gpt.__file__).parent / "notebooks"
@@ -35,28 +35,112 @@ def colors(fig, gid):
     return [patch.get_facecolor() for patch in fig.axes[0].patches if patch.get_gid() == gid]
 
 
-def test_block_has_two_shortcuts_and_drawing_it_leaves_the_random_stream_alone():
+def notebook_classes(notebook, *names):
+    """The classes `names` as the notebook defines them (the cells that define them, run)."""
+    cells = nbformat.read(NOTEBOOKS / notebook, as_version=4).cells
+    namespace = {"nn": nn, "torch": torch, "GELU": gpt.GELU}
+    for name in names:
+        exec(next(cell.source for cell in cells if f"class {name}(" in cell.source), namespace)
+    return [namespace[name] for name in names]
+
+
+def toy_network(layer_sizes, use_shortcut):
+    *_, network = notebook_classes("04_shortcut_connections.ipynb", "ExampleDeepNeuralNetwork")
+    return network(layer_sizes, use_shortcut)
+
+
+def dummy_gpt_model(cfg):
+    *_, model = notebook_classes("01_gpt_backbone.ipynb", "DummyTransformerBlock",
+                                 "DummyGPTModel")
+    return model(cfg)
+
+
+def follow(module, steps, x):
+    """Each step's output, computed by following the written path: the submodules it names,
+    called in its order, and the additions it names."""
+    values = {}
+    for step in steps:
+        if step.does == "input":
+            values[step.name] = x
+        elif step.does == "positions":
+            values[step.name] = torch.arange(x.shape[-1])
+        elif step.does == "+":
+            first, second = (values[name] for name in step.reads)
+            values[step.name] = first + second
+        else:
+            value = values[step.reads[0]]
+            for call in step.calls:
+                value = module.get_submodule(call)(value)
+            values[step.name] = value
+    return values
+
+
+def called_in_forward(module, x, names):
+    """The submodules among `names` in the order a real forward starts them."""
+    order = []
+    hooks = [module.get_submodule(name).register_forward_pre_hook(
+        lambda *_, name=name: order.append(name)) for name in set(names)]
+    module(x)
+    for hook in hooks:
+        hook.remove()
+    return order
+
+
+PROMPTS = torch.tensor(TWO_PROMPTS)  # ids below 500
+
+
+@pytest.mark.parametrize("build, x, expand", [
+    (lambda: dummy_gpt_model(SMALL_VOCAB_CONFIG), PROMPTS, ()),
+    (lambda: gpt.GPTModel(SMALL_VOCAB_CONFIG), PROMPTS, ()),
+    (lambda: gpt.GPTModel(SMALL_VOCAB_CONFIG), PROMPTS, ("trf_blocks.0",)),
+    (lambda: gpt.GPTModel(SMALL_VOCAB_CONFIG), PROMPTS, ("trf_blocks.1",)),
+    (lambda: gpt.TransformerBlock(TINY_CONFIG), torch.rand(2, 4, 32), ()),
+    (lambda: gpt.FeedForward(TINY_CONFIG), torch.rand(2, 4, 32), ()),
+    (lambda: toy_network([3, 3, 3, 3, 3, 1], use_shortcut=True), torch.rand(1, 3), ()),
+    (lambda: toy_network([3, 3, 3, 1, 1, 1], use_shortcut=True), torch.rand(1, 3), ()),
+    (lambda: toy_network([3, 3, 3, 3, 3, 1], use_shortcut=False), torch.rand(1, 3), ()),
+], ids=["DummyGPTModel", "GPTModel", "block 0 opened", "last block opened", "TransformerBlock",
+        "FeedForward", "toy network", "toy network, shapes change", "toy network, no shortcuts"])
+def test_each_written_path_computes_what_its_module_computes(build, x, expand):
+    torch.manual_seed(123)
+    module = build().eval()
+    steps = gpt_figures.data_path(module, x, expand)
+    with torch.no_grad():
+        calls = [call for step in steps for call in step.calls]
+        assert called_in_forward(module, x, calls) == calls
+        values = follow(module, steps, x)
+        assert [step.shape for step in steps] == [list(values[step.name].shape) for step in steps]
+        assert torch.equal(values[steps[-1].name], module(x))
+
+
+def test_block_drawing_has_two_shortcuts_and_leaves_the_random_stream_alone():
     torch.manual_seed(123)
     block = gpt.TransformerBlock(TINY_CONFIG)  # training mode: dropout draws random numbers
     x = torch.rand(2, 4, 32)
-    steps = gpt_figures.trace_steps(block, x)
-    additions = [step.inputs for step in steps if step.label == "+"]
-    # x + drop(att(norm1(x))), then that sum + drop(ff(norm2(sum))).
-    assert additions == [["x", "drop_shortcut"], ["add", "drop_shortcut_1"]]
-    modules = ["x", "norm1", "att", "drop_shortcut", "norm2", "ff", "drop_shortcut_1"]
-    assert [step.name for step in steps if step.label != "+"] == modules
-
     state = torch.get_rng_state()
     fig = gpt_figures.draw_module(block, x, "a block")
     assert torch.equal(torch.get_rng_state(), state)
     assert fig.axes[0].get_title() == "a block"
     assert texts(fig).count("[2, 4, 32]") == 9  # the input and every step
-    assert "att: MultiHeadAttention" in texts(fig)
+    assert "att: MultiHeadAttention" in texts(fig) and texts(fig).count("+") == 2
     assert fig.axes[0].get_legend() is not None  # shortcuts are drawn, so the legend explains them
 
 
+def test_a_module_without_a_written_path_or_with_another_forward_is_refused():
+    with pytest.raises(ValueError, match="GPTModel, TransformerBlock"):
+        gpt_figures.draw_module(nn.Linear(3, 3), torch.rand(1, 3), "no path")
+
+    class TransformerBlock(gpt.TransformerBlock):  # post-LayerNorm: norm1 after the addition
+        def forward(self, x):
+            x = self.norm1(x + self.drop_shortcut(self.att(x)))
+            return self.norm2(x + self.drop_shortcut(self.ff(x)))
+
+    with pytest.raises(RuntimeError, match="'att', 'drop_shortcut', 'norm1'"):
+        gpt_figures.draw_module(TransformerBlock(TINY_CONFIG), torch.rand(2, 4, 32), "drifted")
+
+
 def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_meta):
-    steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"))
+    steps = gpt_figures.data_path(gpt2_small_meta, BATCH.to("meta"))
     assert [(step.label, step.shape) for step in steps] == [
         ("in_idx (input)", [2, 4]),
         ("tok_emb: Embedding", [2, 4, 768]),
@@ -68,15 +152,12 @@ def test_gpt2_small_is_labelled_by_its_submodules_on_the_meta_device(gpt2_small_
         ("final_norm: LayerNorm", [2, 4, 768]),
         ("out_head: Linear", [2, 4, 50257]),
     ]
-    inputs = {step.name: step.inputs for step in steps}  # the positions read only the length
-    assert [inputs[name] for name in ("tok_emb", "positions", "pos_emb", "add")] == [
-        ["in_idx"], [], ["positions"], ["tok_emb", "pos_emb"]]
     assert gpt_figures.describe(gpt2_small_meta.trf_blocks[0].ff.layers) == "Linear → GELU → Linear"
 
 
 def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_small_meta,
                                                                           tiny_model):
-    steps = gpt_figures.trace_steps(gpt2_small_meta, BATCH.to("meta"), expand=("trf_blocks.0",))
+    steps = gpt_figures.data_path(gpt2_small_meta, BATCH.to("meta"), expand=("trf_blocks.0",))
     labels = [step.label for step in steps]
     opened = ["norm1: LayerNorm", "att: MultiHeadAttention", "drop_shortcut: Dropout", "+",
               "norm2: LayerNorm", "ff: FeedForward", "drop_shortcut: Dropout", "+"]
@@ -90,25 +171,22 @@ def test_an_opened_block_shows_its_steps_and_the_other_blocks_stay_one_box(gpt2_
                                   expand=("trf_blocks.0",))
     assert "trf_blocks.0: TransformerBlock, opened up" in texts(fig)
     assert texts(fig).count("+") == 3
-    # Two blocks: the other one is not called a run. Off the meta device, positions are checked.
-    labels = [step.label for step in gpt_figures.trace_steps(tiny_model, BATCH, ("trf_blocks.0",))]
-    assert "trf_blocks.1: TransformerBlock" in labels and "positions 0..3" in labels
+    # Two blocks: the other one is not called a run.
+    labels = [step.label for step in gpt_figures.data_path(tiny_model, BATCH, ("trf_blocks.0",))]
+    assert "trf_blocks.1: TransformerBlock" in labels
+    with pytest.raises(ValueError, match="expand takes blocks of an nn.Sequential"):
+        gpt_figures.data_path(tiny_model, BATCH, ("trf_blocks.2",))
 
 
 def test_toy_network_shows_the_shortcuts_its_run_takes():
-    # The notebook's own class: a shortcut only where a layer keeps the shape.
-    cells = nbformat.read(NOTEBOOKS / "04_shortcut_connections.ipynb", as_version=4).cells
-    namespace = {"nn": nn, "GELU": gpt.GELU}
-    exec(next(cell.source for cell in cells if "class ExampleDeepNeuralNetwork(" in cell.source),
-         namespace)
-    network = namespace["ExampleDeepNeuralNetwork"]([3, 3, 3, 3, 3, 1], use_shortcut=True)
-    steps = gpt_figures.trace_steps(network, torch.tensor([[1.0, 0.0, -1.0]]))
+    network = toy_network([3, 3, 3, 3, 3, 1], use_shortcut=True)
+    steps = gpt_figures.data_path(network, torch.tensor([[1.0, 0.0, -1.0]]))
     # The layers sit in a ModuleList, which has no forward: each layer is a step of its own.
-    layers = [step.label for step in steps if step.label not in ("+", "x (input)")]
+    layers = [step.label for step in steps if step.does == "call"]
     assert layers == [f"layers.{n}: Linear → GELU" for n in range(5)]
-    additions = [step.inputs for step in steps if step.label == "+"]
-    assert additions == [["x", "layers.0"], ["add", "layers.1"], ["add_1", "layers.2"],
-                         ["add_2", "layers.3"]]  # none after the last layer: it changes the width
+    additions = [step.reads for step in steps if step.does == "+"]
+    assert additions == [("x", "layers.0"), ("add_0", "layers.1"), ("add_1", "layers.2"),
+                         ("add_2", "layers.3")]  # none after the last layer: it changes the width
     assert steps[-1].shape == [1, 1]
 
 
@@ -188,8 +266,8 @@ def test_reduction_colours_each_result_cell_like_the_cells_it_averages(
 
 
 def test_roadmap_names_each_chapter_notebook_and_what_it_builds():
-    notebooks = [path for path in sorted(NOTEBOOKS.glob("0*.ipynb"))
-                 if path.read_text().count('"# 4.')]  # chapter 4's sections, not chapter 3's recap
+    notebooks = [path for path in sorted(NOTEBOOKS.glob("0*.ipynb"))  # 4.1 to 4.7, by their titles
+                 if nbformat.read(path, as_version=4).cells[0].source.startswith("# 4.")]
     assert len(notebooks) == len(gpt_figures.CHAPTER_STEPS)
     for path, (number, title, builds) in zip(notebooks, gpt_figures.CHAPTER_STEPS):
         cells = nbformat.read(path, as_version=4).cells
@@ -198,34 +276,65 @@ def test_roadmap_names_each_chapter_notebook_and_what_it_builds():
         assert all(re.search(rf"^(class|def) {name}\b", code, re.M) for name in builds), path.name
 
 
-def test_roadmap_highlights_the_current_step_and_greys_the_later_ones():
-    fig = gpt_figures.draw_roadmap("4.2")
-    assert colors(fig, "step") == [to_rgba(gpt_figures.BOX_COLOR),
-                                   to_rgba(gpt_figures.HIGHLIGHT_COLOR)] + [to_rgba("0.95")] * 5
+def test_roadmap_puts_the_attention_notebook_between_4_4_and_4_5():
+    keys = [key for key, _, _ in gpt_figures.ROADMAP]
+    assert keys == ["4.1", "4.2", "4.3", "4.4", "attention", "4.5", "4.6", "4.7"]
+    path = NOTEBOOKS / "04a_attention.ipynb"  # sorts between 04_... and 05_...
+    if not path.exists():
+        pytest.skip("notebooks/04a_attention.ipynb is not written yet")
+    cells = nbformat.read(path, as_version=4).cells
+    assert cells[0].source.startswith(f"# {gpt_figures.ATTENTION_STEP[1]}")
+    assert any('draw_roadmap("attention")' in cell.source for cell in cells)
+
+
+@pytest.mark.parametrize("current, here", [("4.2", 1), ("attention", 4)])
+def test_roadmap_highlights_the_current_step_and_greys_the_later_ones(current, here):
+    fig = gpt_figures.draw_roadmap(current)
+    assert colors(fig, "step") == [to_rgba(gpt_figures.BOX_COLOR)] * here + [
+        to_rgba(gpt_figures.HIGHLIGHT_COLOR)] + [to_rgba("0.95")] * (7 - here)
+    steps = [patch for patch in fig.axes[0].patches if patch.get_gid() == "step"]
+    assert [patch.get_linestyle() == "-" for patch in steps] == [True] * 4 + [False] + [True] * 3
     assert "Layer normalization" in texts(fig) and "LayerNorm" in texts(fig)
+    assert "ch. 3, in brief" in texts(fig)
+    this = "chapter 3's attention in brief" if current == "attention" else current
+    assert fig.axes[0].get_title() == (f"Chapter 4 step by step: this is {this} "
+                                       "(under each: what it builds)")
 
 
-def test_the_pictured_head_split_is_the_one_multi_head_attention_attends_with():
+@pytest.fixture
+def small_attention():
     torch.manual_seed(123)
-    attention = gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.0,
-                                       num_heads=4)
-    x = torch.rand(2, 3, 24)
-    steps = gpt_figures.head_split_steps(attention, x)
-    assert [(call, list(t.shape)) for call, t in steps] == [
+    return gpt.MultiHeadAttention(d_in=24, d_out=24, context_length=8, dropout=0.0, num_heads=4)
+
+
+def test_the_pictured_head_split_and_merge_are_the_ones_multi_head_attention_uses(
+        small_attention):
+    attention, x = small_attention, torch.rand(2, 3, 24)
+    split_steps = gpt_figures.head_split_steps(attention, x)
+    assert [(call, list(t.shape)) for call, t in split_steps] == [
         ("W_query(x)", [2, 3, 24]), ("view(2, 3, 4, 6)", [2, 3, 4, 6]),
         ("transpose(1, 2)", [2, 4, 3, 6])]
+    merge_steps = gpt_figures.head_merge_steps(attention, x)
+    assert [(call, list(t.shape)) for call, t in merge_steps] == [
+        ("attn_weights @ values", [2, 4, 3, 6]), ("transpose(1, 2)", [2, 3, 4, 6]),
+        ("contiguous()", [2, 3, 4, 6]), ("view(2, 3, 24)", [2, 3, 24])]
+    split = split_steps[-1][1]  # where each entry of W_query(x) goes
+    merge = merge_steps[-1][1]  # where each entry of attn_weights @ values goes
+    assert torch.equal(split.flatten()[merge], split_steps[0][1])  # the merge undoes the split
 
-    def split(projection):  # the picture's split, applied to W_query's, W_key's or W_value's output
-        return projection(x).flatten()[steps[-1][1]]  # where each entry of W_query(x) goes
-
-    with torch.no_grad():
-        scores = split(attention.W_query) @ split(attention.W_key).transpose(2, 3)
-        scores.masked_fill_(attention.mask[:3, :3], -torch.inf)
-        context = torch.softmax(scores / 6**0.5, dim=-1) @ split(attention.W_value)
-        by_picture = attention.out_proj(context.transpose(1, 2).reshape(2, 3, 24))
+    with torch.no_grad():  # attention computed the pictures' way
+        queries, keys, values = (projection(x).flatten()[split] for projection in
+                                 (attention.W_query, attention.W_key, attention.W_value))
+        scores = (queries @ keys.transpose(2, 3)).masked_fill(attention.mask[:3, :3], -torch.inf)
+        context = torch.softmax(scores / 6**0.5, dim=-1) @ values
+        by_picture = attention.out_proj(context.flatten()[merge])
         torch.testing.assert_close(by_picture, attention(x), rtol=0, atol=1e-6)
+    with pytest.raises(RuntimeError):  # the merge's note: without .contiguous(), view refuses
+        merge_steps[1][1].view(2, 3, 24)
 
-    fig = gpt_figures.draw_head_split(attention, x)
+
+def test_head_split_picture_shows_each_head_as_a_row_of_tokens(small_attention):
+    fig = gpt_figures.draw_head_split(small_attention, torch.rand(2, 3, 24))
     assert ".transpose(1, 2): [2, 4, 3, 6]    rows: heads" in texts(fig)
     assert ".view(2, 3, 4, 6): [2, 3, 4, 6]    rows: tokens" in texts(fig)
     # The last step's rows, one per head: its colour, and its block of tokens 0, 1, 2.
@@ -234,6 +343,23 @@ def test_the_pictured_head_split_is_the_one_multi_head_attention_attends_with():
     cells = [text for text in texts(fig) if "·" in text]
     assert cells[-12:] == [f"t{t}·h{h}" for h in range(4) for t in range(3)]
     assert {f"head {h}" for h in range(4)} <= set(texts(fig))
+
+
+def test_head_merge_picture_shows_the_memory_order_before_and_after_contiguous(small_attention):
+    fig = gpt_figures.draw_head_merge(small_attention, torch.rand(2, 3, 24))
+    for heading in ("attn_weights @ values: [2, 4, 3, 6]    rows: heads",
+                    ".transpose(1, 2): [2, 3, 4, 6]    rows: tokens",
+                    ".view(2, 3, 24): [2, 3, 24]    rows: tokens"):
+        assert heading in texts(fig)
+    cells = [text for text in texts(fig) if "·" in text]
+    assert cells[:12] == [f"t{t}·h{h}" for h in range(4) for t in range(3)]  # a row per head
+    assert cells[-12:] == [f"t{t}·h{h}" for t in range(3) for h in range(4)]  # a row per token
+    # In memory: head after head after the transpose, token after token after .contiguous().
+    head = [to_rgba(color) for color in gpt_figures.HEAD_COLORS[:4]]
+    assert colors(fig, "memory cell") == ([head[h] for h in range(4) for _ in range(3)]
+                                          + [head[h] for _ in range(3) for h in range(4)])
+    assert ["is_contiguous(): False", "is_contiguous(): True"] == [
+        text for text in texts(fig) if text.startswith("is_contiguous")]
 
 
 def test_token_boxes_show_each_token_and_the_bytes_of_a_split_character(tokenizer):

@@ -9,13 +9,13 @@ Batches are drawn on the CPU and sent to the model's device; gpt.py is used unch
 """
 
 import functools
+import math
 import time
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-import gpt
 import gpt_engineering
 
 CORPORA = Path(__file__).resolve().parents[2] / "data" / "corpora"
@@ -129,16 +129,27 @@ def adamw(model, lr, weight_decay=0.1):
     return torch.optim.AdamW(groups, lr=lr)
 
 
+def learning_rate_factor(done, steps, warmup_steps=0, final_factor=None):
+    """The factor of the learning rate for the step after `done` steps of `steps`: a linear
+    climb over `warmup_steps`, then 1, or, with `final_factor`, a cosine from 1 down to it."""
+    if done < warmup_steps or final_factor is None:
+        return min(1.0, (done + 1) / max(warmup_steps, 1))
+    progress = (done - warmup_steps) / max(steps - warmup_steps, 1)
+    return final_factor + (1 - final_factor) * (1 + math.cos(math.pi * progress)) / 2
+
+
 def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=50, seed=123,
-          on_eval=None, warmup_steps=0):
+          on_eval=None, warmup_steps=0, final_lr=None):
     """AdamW (`adamw`) on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
     and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second.
-    With `warmup_steps`, the learning rate climbs linearly from lr / warmup_steps to lr over them."""
-    context_length = model.cfg["context_length"]
+    With `warmup_steps`, the learning rate climbs linearly from lr / warmup_steps to lr over them;
+    with `final_lr`, it then falls along a cosine to `final_lr` at the last step."""
+    context_length = gpt_engineering.config_of(model)["context_length"]
     generator = torch.Generator().manual_seed(seed)
     optimizer = adamw(model, lr)
-    warmup = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda done: min(1.0, (done + 1) / max(warmup_steps, 1)))
+    final_factor = None if final_lr is None else final_lr / lr
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda done: learning_rate_factor(done, steps, warmup_steps, final_factor))
     history = {"step": [], "train_loss": [], "val_loss": []}
     trained_seconds, tokens = 0.0, 0
     model.train()
@@ -149,7 +160,7 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        warmup.step()
+        schedule.step()
         if loss.device.type == "cuda":  # a GPU works asynchronously: wait before reading the clock
             torch.cuda.synchronize(loss.device)
         trained_seconds += time.perf_counter() - start
@@ -180,7 +191,10 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
 
     The ids are moved to the model's device and tokens are drawn there, so a `generator`
     must live on that device too: `torch.Generator(device=...)`."""
-    gpt.check_generation_args(model, idx, max_new_tokens, context_size)
+    gpt_engineering.check_generation_args(model, idx, max_new_tokens, context_size)
+    if max_new_tokens:  # the longest window the model is given (the last new id is not fed back)
+        gpt_engineering.check_num_tokens(min(idx.shape[1] + max_new_tokens - 1, context_size),
+                                         gpt_engineering.config_of(model)["context_length"])
     if temperature < 0:  # it would favour the least likely tokens
         raise ValueError(f"temperature must be >= 0, got {temperature!r}")
     idx = idx.to(next(model.parameters()).device)

@@ -1,5 +1,7 @@
 """bonus/watch_it_learn/train.py: the loop learns, evaluation does not train, sampling keeps its promises."""
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -69,6 +71,20 @@ def test_temperature_zero_and_near_zero_are_greedy_below_zero_refused():
         train.generate(model, prompt, 6, 8, temperature=-1.0)
 
 
+@pytest.mark.parametrize("args, error, message", [
+    ((torch.tensor([1, 2]), 2, 8), ValueError, r"shape \(batch, num_tokens\), got \(2,\)"),
+    ((torch.tensor([[1, 50]]), 2, 8), ValueError, r"\[0, 49\].*from 1 to 50"),
+    ((torch.tensor([[1, 2]]), 2.0, 8), TypeError, r"max_new_tokens must be an int"),
+    # 2 + 8 ids, of which the model sees all but the last: 9, one more than context_length (8)
+    ((torch.tensor([[1, 2]]), 8, 100), ValueError, r"^9 tokens, but the model's context_length is 8"),
+])
+def test_bad_arguments_are_refused_before_the_loop(args, error, message):
+    model = tiny_model(cfg={**CFG, "vocab_size": 50}).eval()
+    with pytest.raises(error, match=message):
+        train.generate(model, *args)
+    assert train.generate(model, torch.tensor([[1, 2]]), 7, 100).shape == (1, 9)  # 8 ids seen
+
+
 def test_top_k_never_samples_outside_the_k_most_likely():
     model = tiny_model(cfg={**CFG, "vocab_size": 50}).eval()
     prompts = torch.randint(0, 50, (2000, 3), generator=torch.Generator().manual_seed(1))
@@ -130,14 +146,29 @@ def test_evaluate_split_scores_every_target_once(ids, windows_per_batch):
     assert mean == pytest.approx(by_hand.double().mean().item(), rel=1e-6)
 
 
-def test_warmup_climbs_linearly_to_the_rate(monkeypatch):
-    rates, real_step = [], torch.optim.AdamW.step
+@pytest.fixture
+def rates(monkeypatch):
+    """The learning rate of every optimizer step train.train takes, in order."""
+    seen, real_step = [], torch.optim.AdamW.step
 
     def recording_step(optimizer, *args, **kwargs):
-        rates.append(optimizer.param_groups[0]["lr"])
+        seen.append(optimizer.param_groups[0]["lr"])
         return real_step(optimizer, *args, **kwargs)
 
     monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    return seen
+
+
+def test_warmup_climbs_linearly_to_the_rate(rates):
     ids = torch.tensor(SENTENCE * 5)
     train.train(tiny_model(), ids, ids, steps=6, batch_size=2, lr=1e-2, eval_every=6, warmup_steps=4)
     assert rates == pytest.approx([2.5e-3, 5e-3, 7.5e-3, 1e-2, 1e-2, 1e-2])
+
+
+def test_with_a_final_rate_the_rate_falls_along_a_cosine_after_the_warm_up(rates):
+    ids = torch.tensor(SENTENCE * 5)
+    train.train(tiny_model(), ids, ids, steps=6, batch_size=2, lr=1e-2, eval_every=6, warmup_steps=2,
+                final_lr=1e-3)
+    # two warm-up steps, then 1e-3 + 9e-3 * (1 + cos(pi * k / 4)) / 2 for k = 0..3
+    cosine = [1e-3 + 9e-3 * (1 + math.cos(math.pi * k / 4)) / 2 for k in range(4)]
+    assert rates == pytest.approx([5e-3, 1e-2] + cosine)

@@ -14,14 +14,16 @@ def data():
     return claims_sweep.load_data()
 
 
-@pytest.mark.slow  # 15 s of training; .ci/run runs it
-def test_a_stored_run_is_reproduced(data):
-    """One 120-step run of claims_short.json, rerun: the same losses within 1e-3 (float sums
-    differ between threads and PyTorch versions in the last digits)."""
-    stored = claims_sweep.load_results(["claims_short.json"])[0]["relu", 2, 1e-2, 120]
+@pytest.mark.slow  # 30 s of training; .ci/run runs it
+@pytest.mark.parametrize("lr, tolerance", [(1e-3, 1e-4), (1e-2, 2e-2)])
+def test_a_stored_run_is_reproduced(data, lr, tolerance):
+    """Two 120-step runs of claims_short.json, rerun. Float sums differ between machines in their
+    last digits; at a low rate the losses agree to 1e-4, at a high one the differences grow over
+    the steps (0.0096 seen for the run at 1e-2 on this project's CI machine)."""
+    stored = claims_sweep.load_results(["claims_short.json"])[0]["relu", 2, lr, 120]
     rerun = claims_sweep.run_one(stored["arm"], stored["seed"], stored["lr"], stored["steps"], data)
     for key in ("train_loss", "val_loss"):
-        assert rerun[key] == pytest.approx(stored[key], abs=1e-3)
+        assert rerun[key] == pytest.approx(stored[key], abs=tolerance)
 
 
 @pytest.mark.parametrize("name", claims_sweep.FILES)

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CHAPTER = sorted((ROOT / "notebooks").glob("0[1-7]_*.ipynb"))
+CHAPTER = sorted((ROOT / "notebooks").glob("0[1-7]_*.ipynb"))  # 01-07, not 04a
 
 # What the appendix explains and a chapter notebook must not define or use in a code cell.
 ENGINEERING = {
@@ -49,3 +49,18 @@ def test_only_printouts_of_float_tensors_go_unchecked():
                 text = "".join(output.get("text", "") for output in cell.outputs)
                 assert all(output.output_type == "stream" for output in cell.outputs), cell.id
                 assert re.search(r"tensor\(\[.*\d\.\d{4}", text, re.S), f"{path.name}: {cell.id}"
+
+
+def unfolded_words(path):
+    """The words (\\w+) of a notebook's markdown cells outside any folded <details> block."""
+    cells = nbformat.read(path, as_version=4).cells
+    text = "\n".join(re.sub(r"<details>.*?</details>", "", cell.source, flags=re.DOTALL)
+                     for cell in cells if cell.cell_type == "markdown")
+    return len(re.findall(r"\w+", text))
+
+
+def test_the_path_is_short_and_the_readme_is_for_learners():
+    """Notebooks 01-07 read in at most 7,000 words outside their folded notes and answers (the
+    attention notebook aside); the README in at most 1,500."""
+    assert sum(unfolded_words(path) for path in CHAPTER) <= 7000
+    assert len(re.findall(r"\w+", (ROOT / "README.md").read_text(encoding="utf-8"))) <= 1500

@@ -389,8 +389,8 @@ class Course:
         """What a re-executed notebook's outputs depend on: code, English outputs, checker."""
         code = [c.source for c in zh_notebook.cells if c.cell_type == "code"]
         outputs = [shown(c) for c in en_notebook.cells if c.cell_type == "code"]
-        checks = [path.read_bytes().hex() for path in sorted((self.root / CHECKER).glob("*"))
-                  if path.is_file()]
+        checker = sorted((self.root / CHECKER).glob("*.py")) + [self.root / MESSAGES_ZH]
+        checks = [path.read_bytes().hex() for path in checker]  # its code and messages, not its README
         return hashlib.sha256(json.dumps([code, outputs, checks]).encode()).hexdigest()
 
     def build(self, en_file, catalog, old):

@@ -28,8 +28,10 @@ from checker.training import gradients, training
 
 
 def _build(spec, cls, cfg, seed=SEED):
+    """spec.build(cls, cfg) after seeding, with a copy of `cfg`: what a constructor writes into
+    its config stays there, out of every later check in the session."""
     torch.manual_seed(seed)
-    return spec.build(cls, cfg)
+    return spec.build(cls, copy.deepcopy(cfg))
 
 
 def _prepare(spec, reference, yours, cfg=CONFIG):

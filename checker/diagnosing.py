@@ -201,9 +201,12 @@ def _diagnose_outputs(kind, reference, yours, inputs, path):
     your_outs = _outputs(yours, inputs, model)
     bad = [i for i, (y, r) in enumerate(zip(your_outs, reference_outs))
            if not same(y, r, tolerance(inputs[i]))]
-    if not bad:
-        return []
     at = where(path, kind)
+    if not bad:  # the same values; in the same dtype too, or the next layer may refuse them
+        dtypes = {(y.dtype, r.dtype) for y, r in zip(your_outs, reference_outs)
+                  if isinstance(y, torch.Tensor) and y.dtype != r.dtype}
+        return [problem("wrong_dtype", where=at, yours=str(y).removeprefix("torch."),
+                        expected=str(r).removeprefix("torch.")) for y, r in sorted(dtypes, key=str)][:1]
 
     def about(i):
         return {"where": at, "shape": shape(inputs[i][0]), "i": i + 1, "n": len(inputs)}

@@ -113,7 +113,7 @@ def _plain_tensors(yours, book, problems):
             if book_name is not None:  # said instead of "no parameter {name}"
                 problems = [p for p in problems if p.params.get("name") != book_name]
                 problems.append(problem("not_parameter", name=name))
-            else:
+            elif value.dim():  # a 0-dimension constant combines with tensors on any device
                 problems.append(problem("not_buffer", name=name))
     return problems
 

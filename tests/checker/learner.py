@@ -1062,6 +1062,53 @@ CASES += [
     ("rewrite loop over heads, imported dropout", AttentionHeadLoopImportedDropout, None),
 ]
 
+class LayerNormFloat64(gpt.LayerNorm):
+    """Right values, computed and returned in float64: the next nn.Linear refuses them."""
+
+    def forward(self, x):
+        x = x.double()
+        mean, var = x.mean(dim=-1, keepdim=True), x.var(dim=-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+
+
+class BlockWithoutDropout(gpt.TransformerBlock):
+    """Switches dropout off by writing into the config it is given."""
+
+    def __init__(self, cfg):
+        cfg["drop_rate"] = 0.0  # no dropout while debugging
+        super().__init__(cfg)
+
+
+class BlockStoresHeadDim(gpt.TransformerBlock):
+    """Right, and keeps a value it computed in the config it is given."""
+
+    def __init__(self, cfg):
+        cfg["head_dim"] = cfg["emb_dim"] // cfg["n_heads"]
+        super().__init__(cfg)
+
+
+class GELUConstantAttribute(gpt.GELU):
+    """Right: keeps sqrt(2 / pi) as a 0-dimension tensor, which follows the input to any device."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = torch.sqrt(torch.tensor(2.0 / torch.pi))
+
+    def forward(self, x):
+        return 0.5 * x * (1 + torch.tanh(self.c * (x + 0.044715 * torch.pow(x, 3))))
+
+
+_named("LayerNorm", LayerNormFloat64)
+_named("GELU", GELUConstantAttribute)
+_named("TransformerBlock", BlockWithoutDropout, BlockStoresHeadDim)
+
+CASES += [
+    ("returns float64", LayerNormFloat64, None),
+    ("writes drop_rate 0 into its config", BlockWithoutDropout, None),
+    ("stores head_dim in its config", BlockStoresHeadDim, None),
+    ("a 0-dimension constant as an attribute", GELUConstantAttribute, None),
+]
+
 MODEL_CASES += [
     ("typed model with the exact GELU", _models(lambda: with_parts("GPTModel", GELU=gelu(
         nn.GELU()))(SMALL))),

@@ -7,6 +7,8 @@ printing, a behaviour two mistakes share, a failure of the check itself, the che
 """
 
 import functools
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,27 @@ def test_a_rate_written_in_is_found_through_torch_dropout_or_an_imported_dropout
             self.dropout = nn.Dropout(0.1)  # the rate passed in is ignored
 
     assert review_component(MultiHeadAttention).codes == ("dropout_rate",)
+
+
+def test_learner_code_that_writes_into_its_config_changes_no_later_check():
+    """The checker hands each build a copy of its config: a check run again, and every check after
+    it, gets the verdict it gets in a fresh session."""
+    first = review_component(learner.BlockWithoutDropout)
+    assert not first.passed
+    assert review_component(learner.BlockWithoutDropout) == first
+    assert review_component(gpt.MultiHeadAttention).passed
+    assert review_component(learner.BlockStoresHeadDim).passed
+    assert review_component(gpt.GPTModel).passed
+
+
+def test_the_right_values_in_another_dtype_fail_and_say_so():
+    feedback = review_component(learner.LayerNormFloat64)
+    assert not feedback.passed and feedback.codes == ("wrong_dtype",)
+    assert "as float64 where the chapter's returns float32" in feedback.text
+
+
+def test_importing_the_checker_does_not_import_matplotlib():
+    """A practice notebook's first check should not wait 1.75 s for a plotting library."""
+    code = "import sys, checker; print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

@@ -23,7 +23,7 @@ from checker.diagnosing import diagnose, inputs_for, parts
 from checker.feedback import Feedback, names, numbered, problem, render, say
 from checker.pairing import align, copy_weights, initial_values, perturb
 from checker.planted import COMPONENTS, CONFIG, DIAGNOSES, NOTES, SEED
-from checker.running import NotAttempted, raised, run
+from checker.running import NotAttempted, made_on_the_cpu, raised, run
 from checker.training import gradients, training
 
 
@@ -115,7 +115,16 @@ def _review_class(kind, spec, reference, yours, exact=False):
     findings = problems + _compare(kind, reference_module, module, inputs, pairs)
     if not findings and spec.qkv_bias:
         findings = _with_qkv_bias(kind, spec, reference, yours, exact)
+    if not findings:  # right on the CPU; and on a GPU?
+        findings = _device(kind, reference_module, module, inputs[0])
     return findings, _renamed(renamed)
+
+
+def _device(kind, reference_module, module, args):
+    """A tensor made in forward without the input's device: right on the CPU, where every check
+    runs, and an error on a GPU. The chapter's code makes none (it passes device=)."""
+    extra = [c for c in made_on_the_cpu(module, args) if c not in made_on_the_cpu(reference_module, args)]
+    return [problem("made_on_cpu", where=kind, calls=names(extra), example=extra[0])] if extra else []
 
 
 def _with_qkv_bias(kind, spec, reference, yours, exact):

@@ -131,6 +131,7 @@ ENGLISH = {
     "align_first": "the check copies the chapter's weights into yours by name, so it compares outputs only once every parameter lines up: name them as the book does",
     "ln_eps_value": "{where}: eps is {eps}; the chapter's is 1e-5, GPT-2's value",
     "not_tensor": "{where}: returns a {kind}; it should return a tensor",
+    "made_on_cpu": "{where}: forward creates a tensor with {calls} and no device=, so it is made on the CPU whatever the input's device: right in these checks, which run on the CPU, and an error on a GPU; give it the input's device, as in {example}(..., device=x.device)",
     "wrong_dtype": "{where}: returns the right values as {yours} where the chapter's returns {expected}; the next layer expects {expected} (an nn.Linear of float32 weights refuses float64 input): keep the input's dtype",
     "returns_list": "generate_text_simple returns a list; return the tensor idx, with the new ids appended along dim=1",
     "raised": "{where}: on the check's input {i} of {n} (shape {shape}) your code raises {error}",

@@ -139,3 +139,33 @@ def dropout_rates(function, args):
     with Dropouts(record):
         run(function, args)
     return rates
+
+
+# The functions that make a new tensor from sizes or values: on the CPU unless given a device.
+FACTORIES = {torch.arange, torch.ones, torch.zeros, torch.full, torch.empty, torch.tensor,
+             torch.rand, torch.randn, torch.randint, torch.eye, torch.linspace}
+
+
+class Factories(TorchFunctionMode):
+    """Inside `with Factories() as made:`, made.calls collects the name of every factory call
+    without a device= whose tensor has more than one element. (A 0-dimension tensor, such as a
+    constant, combines with tensors on any device; a larger one left on the CPU does not.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func in FACTORIES and "device" not in kwargs and isinstance(out, torch.Tensor) and out.dim():
+            self.calls.append(f"torch.{func.__name__}")
+        return out
+
+
+def made_on_the_cpu(function, args):
+    """The factory calls of function(*args) that leave a tensor on the CPU, whatever device the
+    input is on (see Factories), in the order first made."""
+    with Factories() as made:
+        run(function, args)
+    return list(dict.fromkeys(made.calls))

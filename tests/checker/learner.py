@@ -1098,7 +1098,23 @@ class GELUConstantAttribute(gpt.GELU):
         return 0.5 * x * (1 + torch.tanh(self.c * (x + 0.044715 * torch.pow(x, 3))))
 
 
+class AttentionMaskMadeInForward(gpt.MultiHeadAttention):
+    """Right on the CPU: builds its mask in forward, on the CPU whatever the input's device."""
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+        scores = (queries @ keys.transpose(2, 3)).masked_fill(mask, -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim**0.5, dim=-1))
+        context = (weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
 _named("LayerNorm", LayerNormFloat64)
+_named("MultiHeadAttention", AttentionMaskMadeInForward)
 _named("GELU", GELUConstantAttribute)
 _named("TransformerBlock", BlockWithoutDropout, BlockStoresHeadDim)
 
@@ -1107,6 +1123,7 @@ CASES += [
     ("writes drop_rate 0 into its config", BlockWithoutDropout, None),
     ("stores head_dim in its config", BlockStoresHeadDim, None),
     ("a 0-dimension constant as an attribute", GELUConstantAttribute, None),
+    ("mask made in forward on the CPU", AttentionMaskMadeInForward, None),
 ]
 
 MODEL_CASES += [

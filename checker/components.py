@@ -174,6 +174,16 @@ def _render(findings, notes, success):
     return render(texts, codes, success, [n.text() for n in notes])
 
 
+def _success_code(spec, reference):
+    """The success message says what was compared: dropout only where the chapter's has some."""
+    if spec.build is None:
+        return "correct_function"
+    with torch.random.fork_rng(devices=[]):  # a small build, which must not move the seeds
+        built = spec.build(reference, copy.deepcopy(CONFIG))
+    has_dropout = any(isinstance(m, nn.Dropout) for m in built.modules())
+    return "correct_component" if has_dropout else "correct_component_no_dropout"
+
+
 def _single(code, **params):
     return Feedback(False, say(code, **params), (code,))
 
@@ -206,8 +216,7 @@ def review_component(yours, reference=None):
         return _single("not_attempted_component")
     except Exception as err:  # a last resort: the diagnoses handle every input we know of
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
-    success = say("correct_function" if spec.build is None else "correct_component",
-                  name=name, reference=kind)
+    success = say(_success_code(spec, reference), name=name, reference=kind)
     feedback = _render(findings, notes, success)
     return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes
                                                           if n.code in NOTES))

@@ -91,6 +91,7 @@ ENGLISH = {
     "expected_function": "generate_text_simple is a function in the chapter; {name} is a class.",
     "could_not_check": "The check could not run your code ({error}). Run your cell again, then this one; if it persists, compare your code's structure with the chapter's.",
     "correct_component": "Correct: your {name} computes the same function as gpt.{reference}: the same initial values; the same outputs in eval mode at the full context length, on shorter inputs and on rows with large means; the same gradients; and, with the same seed, the same dropout in training mode.",
+    "correct_component_no_dropout": "Correct: your {name} computes the same function as gpt.{reference}: the same initial values; the same outputs in eval mode at the full context length, on shorter inputs and on rows with large means; and the same gradients.",
     "correct_function": "Correct: your {name} returns the same token ids as gpt.{reference}, including when the input must be cropped.",
     "same_models": "Same function: with the reference's weights copied in, your model computes what this {reference} computes (compared in eval mode on inputs of up to 64 tokens, in one backward pass, and in training mode with the same seed).",
     "models_need_instances": "{name} is a class: pass built models, e.g. compare_models(model, reference_model); check_component takes classes.",

@@ -157,6 +157,8 @@ ENGLISH = {
     "probe_keys": "{where}: query {query} draws on keys {yours}, the chapter's on keys {expected} (found by changing the input at one position at a time)",
     "probe_position": "{where}: on the check's input {i} of {n} (shape {shape}) the first position whose output differs is {position} of {length} (largest difference {difference})",
     "probe_values": "{where}: on the check's input {i} of {n} (shape {shape}) the first value that differs is at index {index}: yours {yours}, the chapter's {expected}",
+    "backward_raised": "the outputs agree, but one backward pass through it raises {error}",
+    "raised_with_grad": "the outputs agree without gradients, but with gradients recorded its forward raises {error}",
     "no_gradient": "the outputs agree, but after one backward pass no gradient reaches {names}, where the chapter's gets one: look for .data, .detach() or torch.no_grad() in forward",
     "gradient_differs": "the outputs agree, but after one backward pass the gradients of {names} differ from the chapter's: look for .data or .detach() on part of the computation",
     "the_input": "the input",

@@ -9,21 +9,27 @@ import torch.nn as nn
 from checker.feedback import names, probe, problem, say
 from checker.locating import trace
 from checker.planted import COMPONENTS, SEED
-from checker.running import Dropouts, dropout_rates, run, same, seeded, tolerance
+from checker.running import Dropouts, Raised, dropout_rates, raised, run, same, seeded, tolerance
 
 
 def _gradients_of(module, params, args):
-    """[the input's gradient] + [each parameter's] after one backward pass of a fixed loss; all
-    None when no tensor comes out or no gradient reaches it."""
+    """([the input's gradient] + [each parameter's] after one backward pass of a fixed loss, all
+    None when no tensor comes out or no gradient reaches it; and what was raised on the way, as
+    (code, Raised), or None)."""
     saved = [p.grad for p in params]
     x = [a.detach().clone().requires_grad_(a.is_floating_point()) for a in args]
     try:
         out = run(module, x, grad=True)
+        if isinstance(out, Raised):  # forward itself fails once gradients are recorded
+            return [None] * (len(params) + 1), ("raised_with_grad", out)
         g = torch.Generator().manual_seed(SEED)
-        (out * torch.randn(out.shape, generator=g)).sum().backward()
-        return [x[0].grad] + [p.grad for p in params]
+        try:
+            (out * torch.randn(out.shape, generator=g)).sum().backward()
+        except RuntimeError as err:  # autograd cannot go back through what forward did
+            return [None] * (len(params) + 1), ("backward_raised", raised(err))
+        return [x[0].grad] + [p.grad for p in params], None
     except Exception:  # no tensor, or one that no gradient reaches
-        return [None] * (len(params) + 1)
+        return [None] * (len(params) + 1), None
     finally:
         for p, s in zip(params, saved):
             p.grad = s
@@ -31,11 +37,15 @@ def _gradients_of(module, params, args):
 
 def gradients(reference, yours, pairs, args):
     """Findings for the parameters (and the input) whose gradient, after one backward pass of
-    the same loss, is missing or differs from the chapter's: .data, .detach(), torch.no_grad()."""
+    the same loss, is missing or differs from the chapter's: .data, .detach(), torch.no_grad();
+    or the error raised on the way, with the learner's line."""
     pairs = [pair for pair in pairs if pair.yours.is_leaf]  # not the rows of a fused projection
     book = [say("the_input")] + [pair.book_name for pair in pairs]
-    yours = _gradients_of(yours, [pair.yours for pair in pairs], args)
-    chapter = _gradients_of(reference, [pair.reference for pair in pairs], args)
+    yours, error = _gradients_of(yours, [pair.yours for pair in pairs], args)
+    chapter, _ = _gradients_of(reference, [pair.reference for pair in pairs], args)
+    if error is not None:
+        code, err = error
+        return [problem(code, error=err.error)] + ([problem("your_line", **err.at)] if err.at else [])
     none = [n for n, y, r in zip(book, yours, chapter) if y is None and r is not None]
     differ = [n for n, y, r in zip(book, yours, chapter) if y is not None and r is not None
               and not (y - r).abs().max() <= 1e-3 * r.abs().max() + 1e-6]  # NaN: differs

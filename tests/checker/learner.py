@@ -8,6 +8,7 @@ quotes some lines here by number: after moving code here, rewrite it and check i
 
 import math
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -1113,7 +1114,26 @@ class AttentionMaskMadeInForward(gpt.MultiHeadAttention):
         return self.out_proj(context)
 
 
+class GELUTanhInPlace(gpt.GELU):
+    """Right values; adds 1 in place to the tanh that autograd needs for the backward pass."""
+
+    def forward(self, x):
+        t = torch.tanh(torch.sqrt(torch.tensor(2.0 / torch.pi)) * (x + 0.044715 * torch.pow(x, 3)))
+        t += 1
+        return 0.5 * x * t
+
+
+class GELUThroughNumPy(gpt.GELU):
+    """Right values, computed in NumPy: fine without gradients, an error with them."""
+
+    def forward(self, x):
+        c = math.sqrt(2.0 / math.pi)
+        y = x.numpy()
+        return torch.from_numpy(0.5 * y * (1 + np.tanh(c * (y + 0.044715 * y**3))))
+
+
 _named("LayerNorm", LayerNormFloat64)
+_named("GELU", GELUTanhInPlace, GELUThroughNumPy)
 _named("MultiHeadAttention", AttentionMaskMadeInForward)
 _named("GELU", GELUConstantAttribute)
 _named("TransformerBlock", BlockWithoutDropout, BlockStoresHeadDim)
@@ -1124,6 +1144,8 @@ CASES += [
     ("stores head_dim in its config", BlockStoresHeadDim, None),
     ("a 0-dimension constant as an attribute", GELUConstantAttribute, None),
     ("mask made in forward on the CPU", AttentionMaskMadeInForward, None),
+    ("an in-place += that backward needs", GELUTanhInPlace, None),
+    ("NumPy inside forward", GELUThroughNumPy, None),
 ]
 
 MODEL_CASES += [

@@ -67,7 +67,8 @@ def _prepare(spec, reference, yours, cfg=CONFIG):
 
 def _unaligned(problems):
     """Weights the check could not copy make any comparison of outputs meaningless."""
-    comparable = ("missing_param", "initial_value", "initial_mask", "not_buffer")
+    comparable = ("missing_param", "initial_value", "initial_mask", "not_buffer",
+                  "buffer_not_parameter", "parameter_not_buffer")
     return any(p.code not in comparable for p in problems)
 
 

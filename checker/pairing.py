@@ -48,6 +48,14 @@ def _shared(yours):
             if p[0].rpartition(".")[0] not in inner]
 
 
+def _tied(yours):
+    """Findings for one parameter held under several names (weight tying, as GPT-2 does)."""
+    places = {}
+    for name, param in yours.named_parameters(remove_duplicate=False):
+        places.setdefault(id(param), []).append(name)
+    return [problem("tied_weights", names=names(p)) for p in places.values() if len(p) > 1]
+
+
 def _your_name(your_params, name):
     """The name under which yours holds the chapter's parameter `name`, or None."""
     prefix, _, leaf = name.rpartition(".")
@@ -57,6 +65,24 @@ def _your_name(your_params, name):
     return None
 
 
+def _counterpart(your_params, your_buffers, name, param):
+    """(your name, your tensor, the name to say, a finding or None) for the chapter's parameter
+    `name`: yours by that name or an alias, rows of a fused projection, a buffer (saved and
+    moved along, but never trained), or nothing (None, None, name, missing_param)."""
+    found = _your_name(your_params, name)
+    if found is not None:
+        return found, your_params[found], name, None
+    fused = _fused_rows(your_params, name, param)
+    if fused:
+        prefix, _, leaf = name.rpartition(".")
+        return (*fused, f"{prefix.rpartition('.')[0]}.W_query/W_key/W_value.{leaf}".lstrip("."),
+                None)
+    buffer = _your_name(your_buffers, name)
+    if buffer is not None:
+        return buffer, your_buffers[buffer], name, problem("buffer_not_parameter", name=buffer)
+    return None, None, name, problem("missing_param", name=name)
+
+
 def align(reference, yours):
     """Pairs, problems, and {your name: book name} for renames: nn.LayerNorm's weight and bias
     for scale and shift, and one fused query-key-value projection (FUSED_QKV) for W_query,
@@ -64,40 +90,46 @@ def align(reference, yours):
     shared = _shared(yours)
     if shared:
         return [], shared, {}
+    tied = _tied(yours)
+    if tied:
+        return [], tied, {}
     your_params, book = dict(yours.named_parameters()), dict(reference.named_parameters())
+    your_buffers, book_buffers = dict(yours.named_buffers()), dict(reference.named_buffers())
     pairs, problems, renamed = [], [], {}
     for name, param in book.items():
-        found = _your_name(your_params, name)
-        your_param = your_params.get(found)
-        fused = _fused_rows(your_params, name, param) if found is None else None
-        if fused:
-            found, your_param = fused
-            prefix, _, leaf = name.rpartition(".")
-            name = f"{prefix.rpartition('.')[0]}.W_query/W_key/W_value.{leaf}".lstrip(".")
+        found, tensor, name, finding = _counterpart(your_params, your_buffers, name, param)
+        problems += [finding] if finding else []
         if found is None:
-            problems.append(problem("missing_param", name=name))
-        elif your_param.shape != param.shape:
-            problems.append(problem("param_shape", name=found, yours=tuple(your_param.shape),
+            continue
+        if tensor.dim() == 2 and tensor.shape == param.shape[::-1] != param.shape:
+            problems.append(problem("param_swapped", name=found, yours=tuple(tensor.shape),
                                     expected=tuple(param.shape)))
-        else:
-            pairs.append(Pair(found, your_param, name, param))
-        if found is not None and found != name:
+        elif tensor.shape != param.shape:
+            problems.append(problem("param_shape", name=found, yours=tuple(tensor.shape),
+                                    expected=tuple(param.shape)))
+        else:  # a buffer's values are copied too: the outputs are still compared
+            pairs.append(Pair(found, tensor, name, param))
+        if found != name:
             renamed[found] = name
     for name in your_params:
         if name in renamed or name in book:
             continue
         if name.endswith(".bias") and name[:-4] + "weight" in book:  # a layer with bias=False
             problems.append(problem("extra_bias", name=name))
+        elif name in book_buffers:  # the mask, as a parameter the optimizer would train
+            problems.append(problem("parameter_not_buffer", name=name))
         else:
             problems.append(problem("extra_param", name=name,
                                     shape=tuple(your_params[name].shape)))
+    swapped = any(p.code == "param_swapped" for p in problems)
     wider = [p for p in problems if p.code == "param_shape" and _four_times(p.params)]
-    if wider:  # the 4x hidden layer: one sentence says it all
+    if wider and not swapped:  # the 4x hidden layer: one sentence says it all
         problems = [problem("ff_no_expansion", **wider[0].params)] + [
             p for p in problems if p.code != "param_shape"]
     problems = _plain_tensors(yours, book, problems)
     if any(p.code in ("extra_param", "extra_bias") for p in problems):
-        problems.append(problem("align_first"))
+        unmatched = any(p.code in ("missing_param", "param_shape") for p in problems)
+        problems.append(problem("align_first" if unmatched else "remove_extra"))
     return pairs, problems, renamed
 
 
@@ -129,8 +161,13 @@ def _book_name(name, book):
 
 
 def _four_times(params):
+    """Whether yours is the chapter's shape with one size 4 times smaller (a hidden layer of
+    emb_dim units), and not, say, the two sizes of nn.Linear swapped."""
     yours, expected = params["yours"], params["expected"]
-    return len(yours) == len(expected) and any(4 * y == e for y, e in zip(yours, expected))
+    if len(yours) != len(expected):
+        return False
+    smaller = [4 * y == e for y, e in zip(yours, expected)]
+    return sum(smaller) == 1 and all(s or y == e for s, y, e in zip(smaller, yours, expected))
 
 
 def copy_weights(pairs):

@@ -24,12 +24,13 @@ D_OUT = 18  # attention checked alone maps 12 features to 18: nn.Linear(d_out, d
 
 
 def _vector_inputs(cfg, norm=False):
-    """The full context, a shorter input, and for a norm rows with a tiny variance and a mean of
-    100 (where a one-pass variance cancels); the two rows of each batch differ."""
+    """The full context, a shorter input, and for a norm rows with a variance below eps (1e-6,
+    where adding eps and flooring at eps part ways) and rows with a mean of 100 (where a one-pass
+    variance cancels); the two rows of each batch differ."""
     g = torch.Generator().manual_seed(SEED)
     d, t = cfg["emb_dim"], cfg["context_length"]
     inputs = [torch.randn(2, t, d, generator=g), 2 * torch.randn(2, max(t // 3, 1), d, generator=g)
-              + 0.5, 0.01 * torch.randn(2, t, d, generator=g), torch.randn(2, t, d, generator=g)
+              + 0.5, 0.001 * torch.randn(2, t, d, generator=g), torch.randn(2, t, d, generator=g)
               + torch.tensor([[[100.0]], [[-30.0]]])]
     return [(x,) for x in inputs[:4 if norm else 2]]
 
@@ -58,7 +59,8 @@ def layer_norm(m, x, *, unbiased=False, eps="inside", center=True, root=True, di
     var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
     spread = torch.sqrt(var) if root else var
     spread = {"inside": torch.sqrt(var + eps_value) if root else var + eps_value,
-              "outside": spread + eps_value, "none": spread}[eps]
+              "outside": spread + eps_value, "none": spread,
+              "floor": torch.sqrt(var.clamp(min=eps_value))}[eps]
     norm_x = (x - mean) / spread
     return m.scale * norm_x + m.shift if affine else norm_x
 
@@ -169,7 +171,7 @@ COMPONENTS = {
         gpt.LayerNorm, "LayerNorm(emb_dim)", lambda cls, cfg: cls(cfg["emb_dim"]),
         lambda cfg: _vector_inputs(cfg, norm=True),
         _mistakes(layer_norm, ln_unbiased={"unbiased": True}, ln_eps_outside={"eps": "outside"},
-                  ln_no_eps={"eps": "none"}, ln_no_sqrt={"root": False},
+                  ln_no_eps={"eps": "none"}, ln_eps_floor={"eps": "floor"}, ln_no_sqrt={"root": False},
                   ln_no_centering={"center": False}, ln_wrong_axis={"dim": -2},
                   ln_no_affine={"affine": False}),
         alone=True, pairs=True),

@@ -39,7 +39,8 @@ def gradients(reference, yours, pairs, args):
     """Findings for the parameters (and the input) whose gradient, after one backward pass of
     the same loss, is missing or differs from the chapter's: .data, .detach(), torch.no_grad();
     or the error raised on the way, with the learner's line."""
-    pairs = [pair for pair in pairs if pair.yours.is_leaf]  # not the rows of a fused projection
+    # Parameters only: not the rows of a fused projection, nor a buffer (already named)
+    pairs = [pair for pair in pairs if isinstance(pair.yours, nn.Parameter)]
     book = [say("the_input")] + [pair.book_name for pair in pairs]
     yours, error = _gradients_of(yours, [pair.yours for pair in pairs], args)
     chapter, _ = _gradients_of(reference, [pair.reference for pair in pairs], args)
@@ -103,8 +104,9 @@ def training(kind, reference, yours, inputs):
             return []
         at = {"where": kind}
         your_drops = _dropout_calls(yours, inputs[0])
-        if not COMPONENTS[kind].dropout:  # a dropout of its own, or something else
-            return [problem("dropout_extra" if your_drops else "training_differs", **at)]
+        if not COMPONENTS[kind].dropout:  # a dropout of its own (a module or a call), or else
+            dropping = your_drops or dropout_rates(yours, inputs[0])
+            return [problem("dropout_extra" if dropping else "training_differs", **at)]
         if all(same(seeded(yours, args, SEED + 1), y) for args, y in zip(inputs, your_outs)):
             return [problem("no_dropout", **at)]
         your_rates, reference_rates = (dropout_rates(m, inputs[0]) for m in (yours, reference))

@@ -1161,3 +1161,98 @@ PLANTED.update({  # mistakes the check plants, as learners write them (see above
     "softmax_batch_axis": (AttentionSoftmaxBatch, None),
     "stale_shortcut": (block(block_stale_shortcut), None),
 })
+
+
+# ---- round 4: causes a message must have tested -------------------------------------------------
+
+
+class LayerNormAffineBuffers(gpt.LayerNorm):
+    """Right values; scale and shift registered as buffers, so training never changes them."""
+
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        del self.scale, self.shift
+        self.register_buffer("scale", torch.ones(emb_dim))
+        self.register_buffer("shift", torch.zeros(emb_dim))
+
+
+class FeedForwardFunctionalDropout(gpt.FeedForward):
+    """A dropout the chapter's feed-forward does not have, through F.dropout (no nn.Dropout)."""
+
+    def forward(self, x):
+        return F.dropout(self.layers(x), 0.1, self.training)
+
+
+class FeedForwardSwappedSizes(gpt.FeedForward):
+    """nn.Linear's two sizes swapped in both layers: the hidden layer is 4 times wider, reversed."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        d = cfg["emb_dim"]
+        self.layers = nn.Sequential(nn.Linear(4 * d, d), gpt.GELU(), nn.Linear(d, 4 * d))
+
+
+class AttentionMaskParameter(Attention):
+    """The mask as an nn.Parameter (frozen) where the chapter registers a buffer."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        mask = self.mask
+        del self.mask
+        self.mask = nn.Parameter(mask, requires_grad=False)
+
+
+class AttentionViewContextLength(Attention):
+    """Splits the heads with the context length where the number of tokens belongs."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.context_length = context_length
+
+    def split(self, y, b, t):
+        return y.view(b, self.context_length, self.num_heads, self.head_dim).transpose(1, 2)
+
+
+class GPTTiedHead(gpt.GPTModel):
+    """Weight tying, as GPT-2 does: the output head reuses the token embedding's matrix."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.out_head.weight = self.tok_emb.weight
+
+
+class LayerNormClampedVariance(gpt.LayerNorm):
+    """eps as a floor under the variance (clamp), not added to it."""
+
+    def forward(self, x):
+        mean, var = x.mean(dim=-1, keepdim=True), x.var(dim=-1, keepdim=True, unbiased=False)
+        return self.scale * (x - mean) / torch.sqrt(var.clamp(min=self.eps)) + self.shift
+
+
+class LayerNormExtraGain(gpt.LayerNorm):
+    """The book's parameters, named as the book does, and one more: a learned gain."""
+
+    def __init__(self, emb_dim):
+        super().__init__(emb_dim)
+        self.gain = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return self.gain * super().forward(x)
+
+
+_named("LayerNorm", LayerNormAffineBuffers, LayerNormClampedVariance, LayerNormExtraGain)
+_named("FeedForward", FeedForwardFunctionalDropout, FeedForwardSwappedSizes)
+_named("MultiHeadAttention", AttentionMaskParameter, AttentionViewContextLength)
+_named("GPTModel", GPTTiedHead)
+
+CASES += [
+    ("scale and shift as buffers", LayerNormAffineBuffers, None),
+    ("feed-forward with F.dropout", FeedForwardFunctionalDropout, None),
+    ("feed-forward with sizes swapped", FeedForwardSwappedSizes, None),
+    ("mask as an nn.Parameter", AttentionMaskParameter, None),
+    ("heads split with the context length", AttentionViewContextLength, None),
+    ("output head tied to the token embedding", GPTTiedHead, None),
+    ("variance clamped at eps", LayerNormClampedVariance, None),
+    ("an extra parameter beside the book's", LayerNormExtraGain, None),
+]
+PLANTED["ln_eps_floor"] = (LayerNormClampedVariance, None)

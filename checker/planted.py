@@ -53,23 +53,28 @@ def _generation_inputs(cfg):
 
 
 def layer_norm(m, x, *, unbiased=False, eps="inside", center=True, root=True, dim=-1,
-                affine=True, eps_value=None):
+               keepdim=True, one_pass=False, affine="scale, shift", eps_value=None):
     eps_value = m.eps if eps_value is None else eps_value
-    mean = x.mean(dim=dim, keepdim=True) if center else 0
-    var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
+    dim = tuple(range(x.dim())) if dim == "all" else dim
+    mean = x.mean(dim=dim, keepdim=keepdim) if center else 0
+    var = x.var(dim=dim, keepdim=keepdim, unbiased=unbiased)
+    if one_pass:  # E[x^2] - E[x]^2: cancels where the mean is large against the spread
+        var = (x * x).mean(dim=dim, keepdim=keepdim) - x.mean(dim=dim, keepdim=keepdim)**2
     spread = torch.sqrt(var) if root else var
     spread = {"inside": torch.sqrt(var + eps_value) if root else var + eps_value,
               "outside": spread + eps_value, "none": spread,
               "floor": torch.sqrt(var.clamp(min=eps_value))}[eps]
     norm_x = (x - mean) / spread
-    return m.scale * norm_x + m.shift if affine else norm_x
+    return {"scale, shift": lambda: m.scale * norm_x + m.shift, "none": lambda: norm_x,
+            "scale only": lambda: m.scale * norm_x, "swapped": lambda: m.shift * norm_x + m.scale,
+            "shift inside": lambda: m.scale * (norm_x + m.shift)}[affine]()
 
 
 TANH_CONSTANT = math.sqrt(2 / math.pi)
 
 
-def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5):
-    return half * x * (1 + torch.tanh(constant * (x + 0.044715 * x**3)))
+def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5, cubic=0.044715, power=3, times_x=True):
+    return half * (x if times_x else 1) * (1 + torch.tanh(constant * (x + cubic * x**power)))
 
 
 def _feed_forward(m, x, activation=None):
@@ -78,32 +83,37 @@ def _feed_forward(m, x, activation=None):
 
 
 def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="transpose",
-               merge="transpose", out_proj=True, mask="before"):
+               merge="transpose", out_proj=True, mask="before", scale_at="before",
+               keys_first=False):
     b, t, _ = x.shape
-    h, hd = m.num_heads, m.head_dim
+    h, hd = (1, m.d_out) if split == "single" else (m.num_heads, m.head_dim)
 
     def heads(y):
         if split == "view":  # (b, h, t, hd) read straight out of (b, t, d_out)
             return y.view(b, h, t, hd)
         if split == "strided":  # head j takes features j, j + h, j + 2h, ...
             return y.view(b, t, hd, h).permute(0, 3, 1, 2)
-        return y.view(b, t, h, hd).transpose(1, 2)
+        return y.view(b, t, h, hd).transpose(1, 2)  # "transpose", or one head: "single"
 
     q, k, v = heads(m.W_query(x)), heads(m.W_key(x)), heads(m.W_value(x))
-    scores = q @ k.transpose(2, 3)
+    scores = k @ q.transpose(2, 3) if keys_first else q @ k.transpose(2, 3)
     causal = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(
         diagonal if diagonal is not None else t)
     divisor = {"head_dim": hd**0.5, "d_out": m.d_out**0.5, "d_in": m.W_query.in_features**0.5,
-               "no_sqrt": hd, "none": 1}[scale]
+               "no_sqrt": hd, "none": 1, "num_heads": h**0.5, "num_tokens": t**0.5}[scale]
     if mask == "before":
         scores = scores.masked_fill(causal, -torch.inf)
     if mask == "uncut":  # the whole context_length x context_length mask: the full length only
         scores = scores.masked_fill(m.mask.bool(), -torch.inf)
-    weights = torch.softmax(scores / divisor, dim=softmax_dim)
+    if scale_at == "after":
+        weights = torch.softmax(scores, dim=softmax_dim) / divisor
+    else:
+        weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if mask == "after":  # zeroed after the softmax: the rows no longer sum to 1
         weights = weights.masked_fill(causal, 0.0)
     context = weights @ v
-    context = context.transpose(1, 2) if merge == "transpose" else context
+    context = {"transpose": context.transpose(1, 2), "view": context,
+               "interleaved": context.permute(0, 2, 3, 1)}[merge]
     context = context.contiguous().view(b, t, m.d_out)
     return m.out_proj(context) if out_proj else context
 
@@ -137,15 +147,18 @@ def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softma
     return torch.softmax(logits, dim=-1) if softmax else logits
 
 
-def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1):
-    for _ in range(max_new_tokens):
+def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1,
+              steps=0, new_only=False):
+    """steps: 0 for max_new_tokens, -1 for one fewer, 1 for one (a return inside the loop)."""
+    prompt_length = idx.shape[1]
+    for _ in range(steps if steps > 0 else max_new_tokens + steps):
         idx_cond = {"last": idx[:, -context_size:], "first": idx[:, :context_size],
                     "none": idx}[crop]
         with torch.no_grad():
             logits = model(idx_cond)[:, position, :]
         idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=True)
         idx = torch.cat((idx, idx_next), dim=1)
-    return idx
+    return idx[:, prompt_length:] if new_only else idx
 
 
 def _mistakes(function, **variants):
@@ -173,13 +186,21 @@ COMPONENTS = {
         _mistakes(layer_norm, ln_unbiased={"unbiased": True}, ln_eps_outside={"eps": "outside"},
                   ln_no_eps={"eps": "none"}, ln_eps_floor={"eps": "floor"}, ln_no_sqrt={"root": False},
                   ln_no_centering={"center": False}, ln_wrong_axis={"dim": -2},
-                  ln_no_affine={"affine": False}),
+                  ln_batch_axis={"dim": 0}, ln_batch_and_features={"dim": (0, -1)},
+                  ln_sequence={"dim": (-2, -1)}, ln_all_values={"dim": "all"},
+                  ln_no_keepdim={"keepdim": False}, ln_one_pass={"one_pass": True},
+                  ln_no_affine={"affine": "none"}, ln_no_shift={"affine": "scale only"},
+                  ln_affine_swapped={"affine": "swapped"},
+                  ln_shift_inside={"affine": "shift inside"}),
         alone=True, pairs=True),
     "GELU": Component(
         gpt.GELU, "GELU()", lambda cls, cfg: cls(), _vector_inputs,
         {"gelu_erf": lambda m, x: F.gelu(x), "gelu_relu": lambda m, x: F.relu(x),
          "gelu_constant": lambda m, x: gelu_tanh(x, constant=2 / math.pi),
-         "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0)},
+         "gelu_no_half": lambda m, x: gelu_tanh(x, half=1.0),
+         "gelu_squared": lambda m, x: gelu_tanh(x, power=2),
+         "gelu_no_x": lambda m, x: gelu_tanh(x, times_x=False),
+         "gelu_sigmoid": lambda m, x: x * torch.sigmoid(1.702 * x)},
         alone=True, notes=("gelu_erf",)),
     "FeedForward": Component(
         gpt.FeedForward, "FeedForward(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
@@ -202,7 +223,10 @@ COMPONENTS = {
                   softmax_wrong_axis={"softmax_dim": -2}, softmax_heads_axis={"softmax_dim": 1},
                   softmax_batch_axis={"softmax_dim": 0}, split_no_transpose={"split": "view"},
                   split_strided={"split": "strided"}, merge_no_transpose={"merge": "view"},
-                  no_out_proj={"out_proj": False}),
+                  no_out_proj={"out_proj": False}, scale_num_heads={"scale": "num_heads"},
+                  scale_num_tokens={"scale": "num_tokens"}, scale_after_softmax={"scale_at": "after"},
+                  keys_times_queries={"keys_first": True}, merge_interleaved={"merge": "interleaved"},
+                  single_head={"split": "single"}),
         dropout=True, alone=True, pairs=True, qkv_bias=True),
     "TransformerBlock": Component(
         gpt.TransformerBlock, "TransformerBlock(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
@@ -222,9 +246,12 @@ COMPONENTS = {
         gpt.generate_text_simple, "generate_text_simple(model, idx, max_new_tokens, context_size)",
         None, _generation_inputs,
         _mistakes(_generate, no_crop={"crop": "none"}, crop_first={"crop": "first"},
-                  first_position={"position": 0}, argmax_wrong_axis={"axis": 0})),
+                  first_position={"position": 0}, argmax_wrong_axis={"axis": 0},
+                  new_ids_only={"new_only": True}, one_short={"steps": -1},
+                  return_in_loop={"steps": 1})),
 }
 
-# Another eps is tried as a mutant made to measure (checker/diagnosing.py).
-DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {"ln_eps_value"}
+# Another eps, and GELU's constants, are tried as mutants made to measure (checker/diagnosing.py).
+DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
+    "ln_eps_value", "gelu_constants"}
 NOTES = {code for spec in COMPONENTS.values() for code in spec.notes}

@@ -88,6 +88,31 @@ def _dropout_calls(model, args):
     return found
 
 
+RUNS = 200  # training-mode runs averaged: the mean's noise is then well under 1%
+
+
+def _own_draws(kind, yours, args, rates):
+    """A finding for a dropout written by hand. Averaged over many runs, dropout's output is
+    the eval-mode one (the kept values grow by 1 / (1 - p)); without that rescaling it shrinks
+    to (1 - p) times it. Measured as the slope of the mean output against eval mode's, each
+    feature centred first (a bias after the dropout passes unscaled)."""
+    found = problem("draws_without_dropout", where=kind)
+    if kind != "MultiHeadAttention" or len(set(rates)) != 1:  # linear in what it drops
+        return found
+    eval_out = run(yours.eval(), args)
+    yours.train()
+    outs = [seeded(yours, args, SEED + i) for i in range(RUNS)]
+    if not all(isinstance(o, torch.Tensor) and o.shape == eval_out.shape for o in outs):
+        return found
+    mean = torch.stack(outs).double().mean(dim=0)
+    e = eval_out.double() - eval_out.double().mean(dim=(0, 1))
+    slope = ((mean - mean.mean(dim=(0, 1))) * e).sum() / (e * e).sum()
+    keep = 1 - rates[0]
+    if abs(slope - keep) < 0.05 * keep and abs(slope - 1) > 0.1:
+        return problem("dropout_no_rescale", where=kind, keep=keep)
+    return found
+
+
 def training(kind, reference, yours, inputs):
     """Findings for training mode, once eval mode agrees.
 
@@ -110,8 +135,8 @@ def training(kind, reference, yours, inputs):
         if all(same(seeded(yours, args, SEED + 1), y) for args, y in zip(inputs, your_outs)):
             return [problem("no_dropout", **at)]
         your_rates, reference_rates = (dropout_rates(m, inputs[0]) for m in (yours, reference))
-        if not your_rates:
-            return [problem("draws_without_dropout", **at)]
+        if not your_rates:  # its own random numbers: do the kept values get 1 / (1 - p)?
+            return [_own_draws(kind, yours, inputs[0], reference_rates)]
         if sorted(set(your_rates)) != sorted(set(reference_rates)):  # what was seen: the rates
             return [probe("dropout_rate", **at, yours=names(sorted(set(your_rates))),
                           expected=names(sorted(set(reference_rates))))]

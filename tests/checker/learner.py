@@ -1256,3 +1256,138 @@ CASES += [
     ("an extra parameter beside the book's", LayerNormExtraGain, None),
 ]
 PLANTED["ln_eps_floor"] = (LayerNormClampedVariance, None)
+
+
+# ---- round 4: families of mistakes that each get a name -----------------------------------------
+
+
+class AttentionKeysTimesQueries(Attention):
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.dropout(self.weights(self.masked(k @ q.transpose(2, 3), t)))  # keys first
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+class AttentionSingleHead(Attention):
+    """num_heads ignored: one head over all d_out features, scaled by their number."""
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        t = x.shape[1]
+        scores = (q @ k.transpose(1, 2)).masked_fill(self.mask[:t, :t], -torch.inf)
+        w = self.dropout(torch.softmax(scores / k.shape[-1]**0.5, dim=-1))
+        return self.out_proj(w @ v)
+
+
+FAMILIES = {
+    "attention scaled by sqrt(num_heads)": attention(
+        weights=lambda self, s: torch.softmax(s / self.num_heads**0.5, dim=-1)),
+    "attention scaled by sqrt(num_tokens)": attention(
+        weights=lambda self, s: torch.softmax(s / s.shape[-1]**0.5, dim=-1)),
+    "attention scaled after the softmax": attention(
+        weights=lambda self, s: torch.softmax(s, dim=-1) / self.head_dim**0.5),
+    "attention keys @ queries^T": AttentionKeysTimesQueries,
+    "attention merged with heads interleaved": attention(
+        merge=lambda self, c, b, t: c.permute(0, 2, 3, 1).contiguous().view(b, t, self.d_out)),
+    "attention with a single head": AttentionSingleHead,
+    "GELU constant typo 0.04715": gelu(lambda x: 0.5 * x * (1 + torch.tanh(
+        math.sqrt(2 / math.pi) * (x + 0.04715 * x**3)))),
+    "GELU sqrt(pi / 2)": gelu(lambda x: tanh_gelu(x, c=math.sqrt(math.pi / 2))),
+    "GELU x squared": gelu(lambda x: 0.5 * x * (1 + torch.tanh(
+        math.sqrt(2 / math.pi) * (x + 0.044715 * x**2)))),
+    "GELU sigmoid (quick GELU)": gelu(lambda x: x * torch.sigmoid(1.702 * x)),
+    "GELU without the x factor": gelu(lambda x: 0.5 * (1 + torch.tanh(
+        math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+    "GELU parentheses: constant on x only": gelu(lambda x: 0.5 * x * (1 + torch.tanh(
+        math.sqrt(2 / math.pi) * x + 0.044715 * x**3))),
+    "GELU 0.7978 rounded": gelu(lambda x: tanh_gelu(x, c=0.7978)),
+    "layer norm over dim 0": layer_norm(lambda self, x: self.scale * (
+        x - x.mean(dim=0, keepdim=True)) / torch.sqrt(
+        x.var(dim=0, keepdim=True, unbiased=False) + self.eps) + self.shift),
+    "layer norm without keepdim": layer_norm(lambda self, x: self.scale * (
+        x - x.mean(dim=-1)) / torch.sqrt(x.var(dim=-1, unbiased=False) + self.eps) + self.shift),
+    "layer norm over all values": layer_norm(lambda self, x: self.scale * (
+        x - x.mean()) / torch.sqrt(x.var(unbiased=False) + self.eps) + self.shift),
+    "layer norm scale and shift swapped": layer_norm(lambda self, x: self.shift * (
+        x - x.mean(-1, keepdim=True)) / torch.sqrt(
+        x.var(-1, keepdim=True, unbiased=False) + self.eps) + self.scale),
+    "layer norm shift inside the scale": layer_norm(lambda self, x: self.scale * (
+        (x - x.mean(-1, keepdim=True)) / torch.sqrt(
+            x.var(-1, keepdim=True, unbiased=False) + self.eps) + self.shift)),
+    "layer norm without shift": layer_norm(lambda self, x: self.scale * (
+        x - x.mean(-1, keepdim=True)) / torch.sqrt(
+        x.var(-1, keepdim=True, unbiased=False) + self.eps)),
+    "generate returns the new ids only": None,
+    "generate stops one short": None,
+    "generate returns inside the loop": None,
+}
+
+
+def generate_new_only(model, idx, max_new_tokens, context_size):
+    new = []
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+        new.append(idx_next)
+    return torch.cat(new, dim=1)  # the prompt left out
+
+
+def generate_one_short(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens - 1):  # one new id short
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
+    return idx
+
+
+def generate_returns_in_loop(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
+        return idx  # indented one level too far: after the first new id
+
+
+FAMILIES.update({"generate returns the new ids only": generate_new_only,
+                 "generate stops one short": generate_one_short,
+                 "generate returns inside the loop": generate_returns_in_loop})
+_named("generate_text_simple", generate_new_only, generate_one_short, generate_returns_in_loop)
+_named("MultiHeadAttention", AttentionKeysTimesQueries, AttentionSingleHead)
+CASES += [(name, yours, None) for name, yours in FAMILIES.items()]
+
+
+class AttentionOwnDropoutNoRescale(Attention):
+    """Drops attention weights by hand and forgets to divide the kept ones by 1 - p."""
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = (self.split(W(x), b, t) for W in (self.W_query, self.W_key, self.W_value))
+        w = self.weights(self.masked(q @ k.transpose(2, 3), t))
+        if self.training:
+            w = w * (torch.rand_like(w) >= self.dropout.p)
+        return self.out_proj(self.merge(w @ v, b, t))
+
+
+_named("MultiHeadAttention", AttentionOwnDropoutNoRescale)
+CASES += [("hand-written dropout without the rescale", AttentionOwnDropoutNoRescale, None)]
+PLANTED.update({name: (FAMILIES[case], None) for name, case in {
+    "scale_num_heads": "attention scaled by sqrt(num_heads)",
+    "scale_num_tokens": "attention scaled by sqrt(num_tokens)",
+    "scale_after_softmax": "attention scaled after the softmax",
+    "keys_times_queries": "attention keys @ queries^T",
+    "merge_interleaved": "attention merged with heads interleaved",
+    "single_head": "attention with a single head",
+    "gelu_constants": "GELU constant typo 0.04715",
+    "gelu_squared": "GELU x squared", "gelu_sigmoid": "GELU sigmoid (quick GELU)",
+    "gelu_no_x": "GELU without the x factor",
+    "ln_batch_axis": "layer norm over dim 0", "ln_no_keepdim": "layer norm without keepdim",
+    "ln_all_values": "layer norm over all values",
+    "ln_affine_swapped": "layer norm scale and shift swapped",
+    "ln_shift_inside": "layer norm shift inside the scale", "ln_no_shift": "layer norm without shift",
+    "new_ids_only": "generate returns the new ids only", "one_short": "generate stops one short",
+    "return_in_loop": "generate returns inside the loop"}.items()})
+PLANTED.update({"ln_one_pass": (LayerNormOnePass, gpt.LayerNorm),
+                "ln_batch_and_features": (LayerNormOverTheBatch, gpt.LayerNorm),
+                "ln_sequence": (layer_norm(lambda self, x: self.scale * (
+                    x - x.mean(dim=(1, 2), keepdim=True)) / torch.sqrt(
+                    x.var(dim=(1, 2), keepdim=True, unbiased=False) + self.eps) + self.shift), None)})

@@ -10,7 +10,8 @@ meets, one backward pass, and dropout in training mode. The learner's own error 
 one hook pass finds the first module whose output differs, and the mistakes planted into the
 reference (checker/planted.py) say which one it behaves like, or a probe shows where to look.
 Judged by behaviour, never by the source; nothing a learner passes makes a check raise. The steps
-live in their own modules: running.py, pairing.py, locating.py, diagnosing.py, training.py.
+live in their own modules: running.py, pairing.py, diagnosing.py, matching.py, locating.py,
+train_mode.py (see checker/README.md).
 """
 
 import copy
@@ -19,12 +20,12 @@ import torch
 import torch.nn as nn
 
 import gpt
-from checker.diagnosing import diagnose, inputs_for, parts
+from checker.diagnosing import compare, inputs_for, parts
 from checker.feedback import Feedback, names, numbered, problem, render, say
 from checker.pairing import align, copy_weights, initial_values, perturb
 from checker.planted import COMPONENTS, CONFIG, DIAGNOSES, NOTES, SEED
 from checker.running import NotAttempted, made_on_the_cpu, raised, run
-from checker.training import gradients, training
+from checker.train_mode import gradients, train_mode
 
 
 def _build(spec, cls, cfg, seed=SEED):
@@ -37,9 +38,12 @@ def _build(spec, cls, cfg, seed=SEED):
 def _prepare(spec, reference, yours, cfg=CONFIG):
     """Both modules built from `cfg`, the reference's weights copied into yours, findings."""
     reference_module = _build(spec, reference, cfg)
+    # What the chapter starts from whatever the seed (norm scales 1, shifts 0, the mask) is what
+    # a second build with another seed leaves unchanged: yours must start there too.
     other_seed = _build(spec, reference, cfg, SEED + 1).state_dict()
     fixed = {n: t.clone() for n, t in reference_module.state_dict().items()
              if torch.equal(t, other_seed[n])}
+    # Scale 1 and shift 0 would hide a step that forgets them: random ones make it show.
     perturb(reference_module)
     try:
         module = _build(spec, yours, cfg)
@@ -89,9 +93,9 @@ def _exact_gelu(module):
     return module
 
 
-def _compare(kind, reference_module, module, inputs, pairs):
+def _compare_modes(kind, reference_module, module, inputs, pairs):
     """Eval-mode outputs, then one backward pass, then training mode."""
-    findings = diagnose(kind, reference_module.eval(), module.eval(), inputs)
+    findings = compare(kind, reference_module.eval(), module.eval(), inputs)
     if not findings:
         findings = parts(reference_module, module)
     if findings or COMPONENTS[kind].build is None:
@@ -99,7 +103,7 @@ def _compare(kind, reference_module, module, inputs, pairs):
     findings = gradients(reference_module, module, pairs, inputs[0])
     if findings:
         return findings
-    return training(kind, reference_module, module, inputs)
+    return train_mode(kind, reference_module, module, inputs)
 
 
 def _review_class(kind, spec, reference, yours, exact=False):
@@ -113,7 +117,7 @@ def _review_class(kind, spec, reference, yours, exact=False):
         return problems, _renamed(renamed)
     if exact:
         reference_module = _exact_gelu(reference_module)
-    findings = problems + _compare(kind, reference_module, module, inputs, pairs)
+    findings = problems + _compare_modes(kind, reference_module, module, inputs, pairs)
     if not findings and spec.qkv_bias:
         findings = _with_qkv_bias(kind, spec, reference, yours, exact)
     if not findings:  # right on the CPU; and on a GPU?
@@ -124,8 +128,11 @@ def _review_class(kind, spec, reference, yours, exact=False):
 def _device(kind, reference_module, module, args):
     """A tensor made in forward without the input's device: right on the CPU, where every check
     runs, and an error on a GPU. The chapter's code makes none (it passes device=)."""
-    extra = [c for c in made_on_the_cpu(module, args) if c not in made_on_the_cpu(reference_module, args)]
-    return [problem("made_on_cpu", where=kind, calls=names(extra), example=extra[0])] if extra else []
+    chapter = made_on_the_cpu(reference_module, args)
+    extra = [c for c in made_on_the_cpu(module, args) if c not in chapter]
+    if not extra:
+        return []
+    return [problem("made_on_cpu", where=kind, calls=names(extra), example=extra[0])]
 
 
 def _with_qkv_bias(kind, spec, reference, yours, exact):
@@ -140,7 +147,7 @@ def _with_qkv_bias(kind, spec, reference, yours, exact):
         return [problem("with_qkv_bias")] + problems
     if exact:
         reference_module = _exact_gelu(reference_module)
-    found = diagnose(kind, reference_module.eval(), module.eval(), spec.inputs(cfg))
+    found = compare(kind, reference_module.eval(), module.eval(), spec.inputs(cfg))
     return [problem("with_qkv_bias")] + found if found else []
 
 
@@ -152,10 +159,10 @@ def _review_function(spec, yours):
     perturb(model)
     inputs = spec.inputs(CONFIG)
     run(yours, (model, *inputs[0]))  # a stub raises NotImplementedError here
-    return diagnose("generate_text_simple", model, yours, inputs), []
+    return compare("generate_text_simple", model, yours, inputs), []
 
 
-def _render(findings, notes, success):
+def _feedback_from(findings, notes, success):
     """Feedback: one line per finding; several diagnoses of one behaviour numbered."""
     if any(f.code == "missing_param" for f in findings):  # it says why: no generic line
         findings = [f for f in findings if not f.code.startswith(("first_difference", "probe"))]
@@ -218,7 +225,7 @@ def review_component(yours, reference=None):
     except Exception as err:  # a last resort: the diagnoses handle every input we know of
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
     success = say(_success_code(spec, reference), name=name, reference=kind)
-    feedback = _render(findings, notes, success)
+    feedback = _feedback_from(findings, notes, success)
     return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes
                                                           if n.code in NOTES))
 
@@ -251,10 +258,10 @@ def review_models(yours, reference):
         findings = []
         with torch.random.fork_rng(devices=[]):  # training mode draws: the caller's RNG stays
             if not _unaligned(problems):
-                findings = _compare(kind, reference, yours, inputs, pairs)
+                findings = _compare_modes(kind, reference, yours, inputs, pairs)
             if {f.code for f in findings} & DIAGNOSES == NOTES:  # the exact GELU: no bug
                 exact = _exact_gelu(copy.deepcopy(reference))
-                findings = _compare(kind, exact, yours, inputs, pairs)
+                findings = _compare_modes(kind, exact, yours, inputs, pairs)
                 notes = [problem("gelu_erf")]
     except NotAttempted:
         return _single("not_attempted_component")
@@ -262,7 +269,7 @@ def review_models(yours, reference):
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
     finally:
         reference.train(was_training)
-    feedback = _render(problems + findings, _renamed(renamed) + notes,
+    feedback = _feedback_from(problems + findings, _renamed(renamed) + notes,
                        say("same_models", reference=kind))
     return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes))
 

@@ -1,18 +1,18 @@
-"""Diagnosing: which known mistake (a mutant of the chapter's code, checker/planted.py) gives
-the learner's outputs, one or two at once; else a probe, a concrete look at the first
-difference. Judged by behaviour, never by the source."""
+"""Diagnosing: where the learner's outputs differ from the chapter's and why, in steps: their own
+error, no tensor, random draws, then a known mistake that gives the same outputs (matching.py),
+else the first module that differs (locating.py) and a probe, a concrete look at it. Judged by
+behaviour, never by the source."""
 
 import copy
-import functools
-import itertools
-import re
+from typing import NamedTuple
 
 import torch
 import torch.nn as nn
 
 from checker import planted
-from checker.feedback import diagnosis, names, probe, problem, say
+from checker.feedback import names, probe, problem, say
 from checker.locating import enclosing, first_to_change_its_input, locate
+from checker.matching import match, outputs
 from checker.planted import COMPONENTS, CONFIG, DIAGNOSES
 from checker.running import (
     Raised,
@@ -32,112 +32,6 @@ MODEL_TOKENS = 64  # compare_models tries up to 64 tokens: GPT-2 sized models st
 
 def where(path, kind):
     return say("where", path=path, kind=kind) if path else kind
-
-
-MEASURED = ("ln_eps_value", "gelu_constants")  # mistakes made to measure, below
-
-
-def _mistakes_for(kind, reference, yours):
-    """{code: (mutant, message params)}: the planted mistakes, plus those made to measure: a
-    layer norm whose own `eps` differs is tried with that value, a GELU of the tanh form with
-    the constants read off its outputs (each must then match on every input)."""
-    mistakes = {code: (mutant, {}) for code, mutant in COMPONENTS[kind].mistakes.items()}
-    eps = getattr(yours, "eps", None)
-    if kind == "LayerNorm" and isinstance(eps, (int, float)) and eps != reference.eps:
-        mutant = functools.partial(planted.layer_norm, eps_value=eps)
-        mistakes["ln_eps_value"] = (mutant, {"eps": eps})
-    constants = _gelu_constants(yours) if kind == "GELU" else None
-    if constants is not None:
-        a, b = constants
-        mutant = functools.partial(_gelu_with, constant=a, cubic=b)
-        mistakes["gelu_constants"] = (mutant, _said_constants(a, b))
-    return mistakes
-
-
-def _said_constants(a, b):
-    """a and b as the message says them: the chapter's own where they are within what reading
-    them off float32 outputs can tell (a typo or a rounding such as 0.7978 is 1e-4 or more)."""
-    same_a = abs(a / planted.TANH_CONSTANT - 1) < 5e-5
-    same_b = abs(b / 0.044715 - 1) < 5e-4
-    return {"a": "sqrt(2 / pi)" if same_a else f"{a:.4g}", "b": "0.044715" if same_b else f"{b:.4g}"}
-
-
-def _gelu_with(module, x, constant, cubic):
-    return planted.gelu_tanh(x, constant=constant, cubic=cubic)
-
-
-def _gelu_constants(yours):
-    """(a, b) such that yours is 0.5 x (1 + tanh(a (x + b x^3))) at x = 1 and 2, read off its
-    outputs there; None where that form cannot give them, or where a and b are the chapter's.
-    Solving at two points proves nothing: match() then tries the pair on every input."""
-    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
-    y = run(yours, (x,))
-    if not (isinstance(y, torch.Tensor) and y.shape == x.shape and y.is_floating_point()):
-        return None
-    inner = torch.atanh(2 * y.double() / x - 1)  # a x + a b x^3 at each point
-    if not bool(inner.isfinite().all()):
-        return None
-    ab = (inner[1] - 2 * inner[0]) / 6  # from a + ab = inner[0] and 2a + 8ab = inner[1]
-    a = (inner[0] - ab).item()
-    if abs(a) < 1e-3:
-        return None
-    b = ab.item() / a
-    if abs(a - planted.TANH_CONSTANT) < 1e-6 and abs(b - 0.044715) < 1e-6:
-        return None
-    return a, b
-
-
-def _both(a, b):
-    """One mutant with two mistakes planted, where both change keywords of one function."""
-    if not (isinstance(a, functools.partial) and isinstance(b, functools.partial)):
-        return None
-    if a.func is not b.func or a.keywords.keys() & b.keywords.keys():
-        return None
-    return functools.partial(a.func, **a.keywords, **b.keywords)
-
-
-def _outputs(module, inputs, model):
-    """Each input's output; a function (generate_text_simple) is called with the model first."""
-    if model is None:
-        return [run(module, args) for args in inputs]
-    return [run(module, (model, *args)) for args in inputs]
-
-
-def match(kind, reference, yours, inputs, at, model=None, your_outs=None):
-    """The known mistakes (one, else two at once) whose mutant gives your outputs."""
-    your_outs = your_outs or _outputs(yours, inputs, model)
-
-    def fits(mutant):  # the same outputs, and the same error where yours raises one
-        for y, args in zip(your_outs, inputs):
-            out = run(mutant, (reference, *args))
-            if not (_same_error(y, out) or same(y, out, tolerance(args))):
-                return False
-        return True
-
-    mistakes = _mistakes_for(kind, reference, yours)
-    single = [diagnosis(code, where=at, **params) for code, (mutant, params) in mistakes.items()
-              if fits(mutant)]
-    if any(f.code == "ln_eps_value" for f in single):  # yours with its own eps: the one
-        return [f for f in single if f.code == "ln_eps_value"]  # explanation (a tiny eps fits ln_no_eps)
-    if any(f.code not in MEASURED for f in single):  # a named mistake says more than constants
-        single = [f for f in single if f.code not in MEASURED]
-    if single or not COMPONENTS[kind].pairs:
-        return single
-    for (a, (mutant_a, params_a)), (b, (mutant_b, params_b)) in itertools.combinations(
-            mistakes.items(), 2):
-        both = _both(mutant_a, mutant_b)
-        if both and fits(both):
-            return [problem("two_mistakes", where=at), diagnosis(a, where=at, **params_a),
-                    diagnosis(b, where=at, **params_b)]
-    return []
-
-
-def _same_error(a, b):
-    """Two errors of one kind and one wording, whatever the sizes they name: an uncut mask and
-    a reshape to context_length both fail on a short input, with different messages."""
-    if not (isinstance(a, Raised) and isinstance(b, Raised)):
-        return False
-    return re.sub(r"\d+", "#", a.error) == re.sub(r"\d+", "#", b.error)
 
 
 def _unit(module):
@@ -168,9 +62,9 @@ def _spans(keys):
 
 def look(kind, reference, yours, inputs, at, model=None):
     """A probe: a concrete look at the first difference, for when no known mistake fits."""
-    reference_outs = _outputs(reference if model is None else COMPONENTS[kind].reference,
+    reference_outs = outputs(reference if model is None else COMPONENTS[kind].reference,
                               inputs, model)
-    your_outs = _outputs(yours, inputs, model)
+    your_outs = outputs(yours, inputs, model)
     i = next(i for i, (y, r) in enumerate(zip(your_outs, reference_outs))
              if not same(y, r, tolerance(inputs[i])))
     about = {"where": at, "shape": shape(inputs[i][0]), "i": i + 1, "n": len(inputs)}
@@ -239,78 +133,121 @@ def locate_and_diagnose(reference, yours, args, path, crashed=False):
     return found
 
 
-def diagnose(kind, reference, yours, inputs, path=""):
+def compare(kind, reference, yours, inputs, path=""):
     """Findings where `yours` computes something else than `reference` (for a function: the
     model it is called with), or changes its input; [] if nothing does."""
     model = reference if COMPONENTS[kind].build is None else None
     changed = _changed_input(kind, yours, inputs, model, path)
-    return changed + _diagnose_outputs(kind, reference, yours, inputs, path)
+    return changed + _compare_outputs(kind, reference, yours, inputs, path)
 
 
-def _diagnose_outputs(kind, reference, yours, inputs, path):
+class Outputs(NamedTuple):
+    """One comparison of outputs: what each side returned on each input, and where."""
+    kind: str
+    reference: object  # the chapter's module; for a function, the model it is called with
+    yours: object
+    inputs: list
+    path: str
+    model: object  # the model a function is called with, else None
+    yours_out: list
+    reference_out: list
+
+    @property
+    def at(self):
+        return where(self.path, self.kind)
+
+    def about(self, i):
+        return {"where": self.at, "shape": shape(self.inputs[i][0]), "i": i + 1,
+                "n": len(self.inputs)}
+
+
+def _compare_outputs(kind, reference, yours, inputs, path):
+    """The steps, in order: the same values (then the dtype); your own error; something that is
+    no tensor; random draws in eval mode; a named mistake, else where it differs and a probe."""
     spec = COMPONENTS[kind]
     model = reference if spec.build is None else None
-    reference_outs = _outputs(spec.reference if model is not None else reference, inputs, model)
-    your_outs = _outputs(yours, inputs, model)
-    bad = [i for i, (y, r) in enumerate(zip(your_outs, reference_outs))
+    o = Outputs(kind, reference, yours, inputs, path, model, outputs(yours, inputs, model),
+                outputs(spec.reference if model is not None else reference, inputs, model))
+    bad = [i for i, (y, r) in enumerate(zip(o.yours_out, o.reference_out))
            if not same(y, r, tolerance(inputs[i]))]
-    at = where(path, kind)
-    if not bad:  # the same values; in the same dtype too, or the next layer may refuse them
-        dtypes = {(y.dtype, r.dtype) for y, r in zip(your_outs, reference_outs)
-                  if isinstance(y, torch.Tensor) and y.dtype != r.dtype}
-        return [problem("wrong_dtype", where=at, yours=str(y).removeprefix("torch."),
-                        expected=str(r).removeprefix("torch.")) for y, r in sorted(dtypes, key=str)][:1]
-
-    def about(i):
-        return {"where": at, "shape": shape(inputs[i][0]), "i": i + 1, "n": len(inputs)}
-
-    raised = [i for i in bad if isinstance(your_outs[i], Raised)]
-    if raised:  # their own error first; then what the inputs that ran say
-        error = your_outs[raised[0]]
-        found = [problem("raised", **about(raised[0]), error=error.error)]
-        if error.at:
-            found.append(problem("your_line", **error.at))
-        matched = match(kind, reference, yours, inputs, at, model, your_outs)
-        if matched:  # the same outputs, and errors on the same inputs (mask_not_cut, no_crop)
-            return found + matched
-        ran = [i for i in range(len(inputs)) if i not in raised]
-        if ran and not set(ran) & set(bad):  # right wherever it runs
-            inside = [f for f in parts(reference, yours) if f.code in DIAGNOSES] if model is None else []
-            return found + (inside or [probe("right_elsewhere", where=at, shapes=names(
-                shape(inputs[i][0]) for i in ran))])
-        if set(ran) & set(bad):
-            found += match(kind, reference, yours, [inputs[i] for i in ran], at, model,
-                           [your_outs[i] for i in ran])
-        if model is None:
-            found += locate_and_diagnose(reference, yours, inputs[raised[0]], path, crashed=True)
-        return found
+    if not bad:
+        return _dtype(o)
+    if any(isinstance(o.yours_out[i], Raised) for i in bad):
+        return _raised(o, bad)
     i = bad[0]
-    if not isinstance(your_outs[i], torch.Tensor):
-        if model is not None and isinstance(your_outs[i], list):
-            code = "returns_list"
-        elif your_outs[i] is not None:
-            code = "not_tensor"
-        elif spec.build:
-            code = "returns_none"
-        else:
-            code = "returns_none_function"
-        return [problem(code, where=at, kind=type(your_outs[i]).__name__)]
-    if not same(_outputs(yours, inputs[i:i + 1], model)[0], your_outs[i], 0):  # random
-        if model is not None:
-            return [problem("random_ids", where=at)]
-        if dropout_rates(yours, inputs[i]):
-            return [problem("random_in_eval", where=at)]
-        return [problem("random_draws", where=at)]
-    matched = match(kind, reference, yours, inputs, at, model, your_outs)
+    if not isinstance(o.yours_out[i], torch.Tensor):
+        return _not_a_tensor(o, o.yours_out[i])
+    if not same(outputs(yours, inputs[i:i + 1], model)[0], o.yours_out[i], 0):
+        return _random(o, i)
+    return _named_or_probed(o, i)
+
+
+def _dtype(o):
+    """The same values; in the same dtype too, or the next layer may refuse them."""
+    dtypes = {(y.dtype, r.dtype) for y, r in zip(o.yours_out, o.reference_out)
+              if isinstance(y, torch.Tensor) and y.dtype != r.dtype}
+    return [problem("wrong_dtype", where=o.at, yours=str(y).removeprefix("torch."),
+                    expected=str(r).removeprefix("torch.")) for y, r in sorted(dtypes, key=str)][:1]
+
+
+def _raised(o, bad):
+    """Your own error first, with your line; then what the inputs that ran say."""
+    raised = [i for i in bad if isinstance(o.yours_out[i], Raised)]
+    error = o.yours_out[raised[0]]
+    found = [problem("raised", **o.about(raised[0]), error=error.error)]
+    if error.at:
+        found.append(problem("your_line", **error.at))
+    matched = match(o.kind, o.reference, o.yours, o.inputs, o.at, o.model, o.yours_out)
+    if matched:  # the same outputs, and the same errors on the same inputs (mask_not_cut)
+        return found + matched
+    ran = [i for i in range(len(o.inputs)) if i not in raised]
+    if ran and not set(ran) & set(bad):  # right wherever it runs
+        inside = [f for f in parts(o.reference, o.yours) if f.code in DIAGNOSES] if (
+            o.model is None) else []
+        return found + (inside or [probe("right_elsewhere", where=o.at, shapes=names(
+            shape(o.inputs[i][0]) for i in ran))])
+    if set(ran) & set(bad):
+        found += match(o.kind, o.reference, o.yours, [o.inputs[i] for i in ran], o.at, o.model,
+                       [o.yours_out[i] for i in ran])
+    if o.model is None:
+        found += locate_and_diagnose(o.reference, o.yours, o.inputs[raised[0]], o.path,
+                                     crashed=True)
+    return found
+
+
+def _not_a_tensor(o, out):
+    if o.model is not None and isinstance(out, list):
+        code = "returns_list"
+    elif out is not None:
+        code = "not_tensor"
+    else:
+        code = "returns_none" if o.model is None else "returns_none_function"
+    return [problem(code, where=o.at, kind=type(out).__name__)]
+
+
+def _random(o, i):
+    """Two runs on one input differ in eval mode: dropout left on, or other random draws."""
+    if o.model is not None:
+        return [problem("random_ids", where=o.at)]
+    if dropout_rates(o.yours, o.inputs[i]):
+        return [problem("random_in_eval", where=o.at)]
+    return [problem("random_draws", where=o.at)]
+
+
+def _named_or_probed(o, i):
+    """A planted mistake that gives your outputs; else the module where they first differ, a
+    mistake of its own, or a probe of it (or of the whole)."""
+    matched = match(o.kind, o.reference, o.yours, o.inputs, o.at, o.model, o.yours_out)
     if matched:
         return matched
-    located = [] if model is not None else locate_and_diagnose(reference, yours, inputs[i], path)
-    if your_outs[i].shape != reference_outs[i].shape:
-        return [probe("wrong_shape", **about(i), yours=shape(your_outs[i]),
-                      expected=shape(reference_outs[i]))] + located
+    located = [] if o.model is not None else locate_and_diagnose(o.reference, o.yours,
+                                                                 o.inputs[i], o.path)
+    if o.yours_out[i].shape != o.reference_out[i].shape:
+        return [probe("wrong_shape", **o.about(i), yours=shape(o.yours_out[i]),
+                      expected=shape(o.reference_out[i]))] + located
     if any(f.kind in ("diagnosis", "probe") for f in located):
         return located
-    return located + look(kind, reference, yours, inputs, at, model)
+    return located + look(o.kind, o.reference, o.yours, o.inputs, o.at, o.model)
 
 
 def _changed_input(kind, yours, inputs, model, path):
@@ -342,7 +279,7 @@ def parts(reference, yours):
         if not name or kind not in COMPONENTS or not COMPONENTS[kind].alone:
             continue
         if name in your_modules:
-            found = diagnose(kind, part, your_modules[name], inputs_for(kind, part), name)
+            found = compare(kind, part, your_modules[name], inputs_for(kind, part), name)
             if found:
                 return [problem("part_alone", where=where(name, kind))] + found
     return []

@@ -1,18 +1,17 @@
 """Self-checks for exercises 4.1-4.3, in the style of Kaggle Learn's `q1.check()`.
 
-Each `_diagnose_4_N` describes its exercise as data: the right answer, and each mistake worth
-naming as a diagnosis code with the wrong value it produces. `_exercise` turns it into
-`check_4_N` (prints the feedback), `review_4_N` (returns it as `Feedback(passed, text, codes)`)
+Each `_judge_4_N` describes its exercise as data: the right answer, and each mistake worth
+naming as a diagnosis code with the wrong value it produces. Each exercise then has `review_4_N`
+(the feedback, as `Feedback(passed, text, codes)`, made by `_review`), `check_4_N` (prints it)
 and `hint_4_N` (a nudge, more specific when called again). An untouched starter gets "not
 attempted yet"; feedback never shows an expected figure, and no answer makes a check raise. The
-texts live in checker/messages.py (English; `checker.set_language` picks another). Expected values
-come from gpt.py and a copy of GPT_CONFIG_124M taken at import, which a later change cannot move.
+texts live in checker/messages.py (English; `checker.set_language` picks another). Expected
+values come from gpt.py and a copy of GPT_CONFIG_124M taken at import, which a later change
+cannot move.
 """
 
 import functools
-import inspect
 import math
-import numbers
 import operator
 from collections.abc import Mapping
 
@@ -20,7 +19,8 @@ import torch
 import torch.nn as nn
 
 import gpt
-from checker.feedback import Feedback, messages, names, numbered, render, say, sentences
+from checker.answers import Hint, read_number, read_numbers
+from checker.feedback import Feedback, names, numbered, render, say, sentences
 
 BASE_CONFIG = dict(gpt.GPT_CONFIG_124M)  # GPT-2 small, as gpt.py defines it
 SIZES = {name: dict(size) for name, size in gpt.GPT2_SIZES.items()}
@@ -35,15 +35,15 @@ def _say(code, **params):  # the exercises' tolerances are part of some of their
 # ---- the engine --------------------------------------------------------------------------------
 
 
-def _problem(code, subject=None, field=None, **params):
-    """A problem is (subject, field, [(code, params), ...]), e.g. a size, its size_mb, a code."""
+def _remark(code, subject=None, field=None, **params):
+    """A remark is (subject, field, [(code, params), ...]), e.g. a size, its size_mb, a code."""
     return subject, field, [(code, params)]
 
 
-def _render(problems, exercise):
+def _feedback_from(remarks, exercise):
     """Feedback with one line per distinct diagnosis, naming every subject it applies to."""
     lines, codes = {}, []
-    for subject, field, diagnoses in problems:
+    for subject, field, diagnoses in remarks:
         texts = [_say(code, **params) for code, params in diagnoses]
         if len(texts) > 1:  # a value that several mistakes produce
             texts = numbered(_say("several", n=len(texts)), texts)
@@ -68,94 +68,28 @@ def _config_changes():
     return sorted(str(k) for k in keys if not _same_value(current.get(k), BASE_CONFIG.get(k)))
 
 
-def _exercise(exercise, diagnose):
-    """review_N, check_N and hint_N for one exercise, from its diagnose function.
-
-    `diagnose` returns a list of problems (none: the answer is right) or, for feedback that is
-    a single message (not attempted yet, cannot verify), a (code, params) pair.
-    """
-    signature = inspect.signature(diagnose)
-
-    def review(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)  # a call with wrong arguments is a TypeError
-        try:
-            outcome = diagnose(*bound.args)
-        except Exception as err:  # a last resort: the diagnoses handle every answer we know of
-            outcome = "could_not_read", {"error": f"{type(err).__name__}: {err}"}
-        if isinstance(outcome, tuple):
-            feedback = Feedback(False, _say(outcome[0], **outcome[1]), (outcome[0],))
-        else:
-            feedback = _render(outcome, exercise)
-        changed = _config_changes()
-        if changed:
-            warning = _say("config_changed", keys=names(changed))
-            feedback = Feedback(feedback.passed, f"{feedback.text}\n{warning}",
-                                feedback.codes + ("config_changed",))
-        return feedback
-
-    def check(*args, **kwargs):
-        print(review(*args, **kwargs).text)
-
-    for function, name in ((review, "review"), (check, "check")):
-        function.__name__ = function.__qualname__ = f"{name}_{exercise}"
-        function.__signature__, function.__doc__ = signature, diagnose.__doc__
-    return review, check, _Hint(exercise)
-
-
-class _Hint:
-    """hint_4_N(): a nudge, more specific at each call, then a pointer to the solution."""
-
-    def __init__(self, exercise):
-        self.exercise, self.calls = exercise, 0
-
-    def __call__(self):
-        table = messages()
-        tiers = [table[key] for key in sorted(table) if key.startswith(f"hint_{self.exercise}_")]
-        n, self.calls = self.calls, self.calls + 1
-        if n >= len(tiers):
-            text = _say("no_more_hints", exercise=self.exercise)
-        else:
-            text = _say("hint", n=n + 1, total=len(tiers), text=tiers[n])
-            text += _say("hint_more") if n + 1 < len(tiers) else ""
-        print(text)
-
-    def __repr__(self):  # shown if the parentheses are left out
-        return _say("hint_repr", exercise=self.exercise)
-
-
-def _read(value, whole):
-    """(value as an int or float, None), or (None, (code, params)) saying why it is not one."""
-    if value is None:
-        return None, ("not_filled", {})
-    if isinstance(value, torch.Tensor):
-        if value.is_meta:
-            return None, ("meta_tensor", {})
-        if value.numel() != 1:
-            return None, ("not_scalar", {"shape": list(value.shape)})
-        value = value.item()
-    elif type(value).__module__ == "numpy" and getattr(value, "size", None) == 1:
-        value = value.item()  # a numpy scalar or one-element array
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None, ("not_a_number", {"kind": type(value).__name__})
-    if isinstance(value, numbers.Integral):
-        return int(value), None
-    if whole and not float(value).is_integer():
-        return None, ("not_whole", {})
-    return (int(value) if whole else float(value)), None
-
-
-def _read_all(subject, answers, whole):
-    """({field: number}, problems) for the {field: raw value} answers; `whole`: the counts."""
-    values, problems = {}, []
-    for field, raw in answers.items():
-        values[field], why = _read(raw, field in whole)
-        if why:
-            problems.append((subject, field, [why]))
-    return values, problems
+def _review(exercise, judge, *answers):
+    """The feedback on one exercise's answers, from its judge function: a list of remarks
+    (none: the answer is right) or, for feedback that is a single message (not attempted yet,
+    cannot verify), a (code, params) pair. A changed GPT_CONFIG_124M is warned of at the end."""
+    try:
+        outcome = judge(*answers)
+    except Exception as err:  # a last resort: the diagnoses handle every answer we know of
+        outcome = "could_not_read", {"error": f"{type(err).__name__}: {err}"}
+    if isinstance(outcome, tuple):
+        feedback = Feedback(False, _say(outcome[0], **outcome[1]), (outcome[0],))
+    else:
+        feedback = _feedback_from(outcome, exercise)
+    changed = _config_changes()
+    if changed:
+        warning = _say("config_changed", keys=names(changed))
+        feedback = Feedback(feedback.passed, f"{feedback.text}\n{warning}",
+                            feedback.codes + ("config_changed",))
+    return feedback
 
 
 def _diagnose(subject, field, value, expected, mistakes, fallback, same=operator.eq, **params):
-    """[] if `value` is right, else one problem naming every mistake that produces it.
+    """[] if `value` is right, else one remark naming every mistake that produces it.
 
     `mistakes` holds (code, wrong value) or (code, wrong value, {params}) entries.
     """
@@ -172,20 +106,20 @@ def _diagnose(subject, field, value, expected, mistakes, fallback, same=operator
 # ---- exercise 4.1 ------------------------------------------------------------------------------
 
 
-def _diagnose_4_1(ff_params, att_params):
+def _judge_4_1(ff_params, att_params):
     """Feedback on the parameter counts of one block's feed-forward and attention modules."""
     if ff_params is None and att_params is None:
         return "not_attempted_4_1", {}
     counts = ("ff_params", "att_params")
-    got, problems = _read_all(None, dict(zip(counts, (ff_params, att_params))), whole=counts)
-    if problems:
-        return problems
+    got, remarks = read_numbers(None, dict(zip(counts, (ff_params, att_params))), whole=counts)
+    if remarks:
+        return remarks
     d, ctx = BASE_CONFIG["emb_dim"], BASE_CONFIG["context_length"]
     layers, heads = BASE_CONFIG["n_layers"], BASE_CONFIG["n_heads"]
     parts = gpt.parameter_breakdown(BASE_CONFIG)
     ff, att = parts["feed-forward"] // layers, parts["attention"] // layers
     if (got["ff_params"], got["att_params"]) == (att, ff):
-        return [_problem("swapped", a="ff_params", b="att_params")]
+        return [_remark("swapped", a="ff_params", b="att_params")]
     block, head_dim = ff + att + 4 * d, d // heads  # a block adds two norms: 2 x (scale, shift)
     return _diagnose(None, "ff_params", got["ff_params"], ff, [
         ("biases", 8 * d * d), ("missing_layer", 4 * d * d + 4 * d),
@@ -199,7 +133,17 @@ def _diagnose_4_1(ff_params, att_params):
     ], "wrong_count_4_1", n_layers=layers, n_heads=heads, head_dim=head_dim)
 
 
-review_4_1, check_4_1, hint_4_1 = _exercise("4_1", _diagnose_4_1)
+def review_4_1(ff_params, att_params):
+    """Feedback on the parameter counts of one block's feed-forward and attention modules."""
+    return _review("4_1", _judge_4_1, ff_params, att_params)
+
+
+def check_4_1(ff_params, att_params):
+    """Print the feedback on exercise 4.1's two counts (see review_4_1)."""
+    print(review_4_1(ff_params, att_params).text)
+
+
+hint_4_1 = Hint("4_1")
 
 
 # ---- exercise 4.2 ------------------------------------------------------------------------------
@@ -226,52 +170,52 @@ def _untouched(answers, fields):
         for entry in answers.values())
 
 
-def _name_problems(label, answers):
+def _name_remarks(label, answers):
     if not isinstance(answers, Mapping):
-        return [_problem("not_a_dict", field=label, kind=type(answers).__name__)]
+        return [_remark("not_a_dict", field=label, kind=type(answers).__name__)]
     expected = names(EXERCISE_SIZES)
-    problems = [_problem("unknown_names", field=label, names=str(name), expected=expected)
+    remarks = [_remark("unknown_names", field=label, names=str(name), expected=expected)
                 for name in answers if name not in SIZES]
     missing = [name for name in EXERCISE_SIZES if name not in answers]
     if missing:
-        problems.append(_problem("missing_names", field=label, names=names(missing),
+        remarks.append(_remark("missing_names", field=label, names=names(missing),
                                  expected=expected))
-    return problems
+    return remarks
 
 
-def _config_problems(name, cfg):
+def _config_remarks(name, cfg):
     if not isinstance(cfg, Mapping):
         code = "not_filled" if cfg is None else "not_a_dict"
-        return [_problem(code, name, "config", kind=type(cfg).__name__)]
+        return [_remark(code, name, "config", kind=type(cfg).__name__)]
     right = {**BASE_CONFIG, **SIZES[name]}
     odd = sorted(str(key) for key in set(cfg) ^ set(right))
     changed = [key for key in BASE_CONFIG if key not in SIZE_KEYS and key in cfg
                and not _same_value(cfg[key], BASE_CONFIG[key])]
-    problems = [_problem("config_keys", name, "config", keys=names(odd))] if odd else []
+    remarks = [_remark("config_keys", name, "config", keys=names(odd))] if odd else []
     if changed:
-        problems.append(_problem("base_changed", name, "config", keys=names(changed)))
-    got, unread = _read_all(name, {k: cfg[k] for k in SIZE_KEYS if k in cfg}, whole=SIZE_KEYS)
-    return problems + unread + [_problem("size_value_off", name, key) for key, value in got.items()
+        remarks.append(_remark("base_changed", name, "config", keys=names(changed)))
+    got, unread = read_numbers(name, {k: cfg[k] for k in SIZE_KEYS if k in cfg}, whole=SIZE_KEYS)
+    return remarks + unread + [_remark("size_value_off", name, key) for key, value in got.items()
                                 if value is not None and value != right[key]]
 
 
-def _result_problems(name, entry, expected):
+def _result_remarks(name, entry, expected):
     if not isinstance(entry, Mapping):
-        return [_problem("not_a_dict", name, kind=type(entry).__name__)]
+        return [_remark("not_a_dict", name, kind=type(entry).__name__)]
     unknown = sorted(str(key) for key in entry if key not in FIELDS)
     if unknown:
-        return [_problem("unknown_keys", name, keys=names(unknown), expected=names(FIELDS))]
-    got, problems = _read_all(name, {f: entry.get(f) for f in FIELDS}, whole=FIELDS[:2])
-    if problems:
-        return problems
+        return [_remark("unknown_keys", name, keys=names(unknown), expected=names(FIELDS))]
+    got, remarks = read_numbers(name, {f: entry.get(f) for f in FIELDS}, whole=FIELDS[:2])
+    if remarks:
+        return remarks
     exp, cfg = expected[name], {**BASE_CONFIG, **SIZES[name]}
     total, tied, size = (exp[f] for f in FIELDS)
     got_total, got_tied, got_size = (got[f] for f in FIELDS)
     if (got_total, got_tied) == (tied, total):
-        return [_problem("swapped", name, a="total_params", b="tied_params")]
+        return [_remark("swapped", name, a="total_params", b="tied_params")]
     others = [(other, expected[other]) for other in SIZES if other != name]
     small_layers = {"n_layers": BASE_CONFIG["n_layers"]}
-    problems = _diagnose(name, "total_params", got_total, total, [
+    remarks = _diagnose(name, "total_params", got_total, total, [
         ("head_left_out", tied), ("qkv_biases", total + exp["qkv"]),
         ("not_from_config", _figures(BASE_CONFIG)["total_params"], {"fields": "emb_dim, n_layers"}),
         ("not_from_config", _figures({**cfg, **small_layers})["total_params"], {"fields": "n_layers"}),
@@ -281,16 +225,16 @@ def _result_problems(name, entry, expected):
          if other in EXERCISE_SIZES], "wrong_total")  # small's total: not_from_config says more
     heads = {BASE_CONFIG["vocab_size"] * size["emb_dim"] for size in SIZES.values()}
     if got_tied != tied and got_total != total and got_total - got_tied in heads:
-        problems.append(_problem("follows_total", name, "tied_params"))  # head subtracted right
+        remarks.append(_remark("follows_total", name, "tied_params"))  # head subtracted right
     else:
-        problems += _diagnose(name, "tied_params", got_tied, tied, [
+        remarks += _diagnose(name, "tied_params", got_tied, tied, [
             ("head_counted", total), ("both_vocab", total - 2 * exp["head"]),
             ("pos_subtracted", total - exp["head"] - exp["pos"]), ("qkv_biases", tied + exp["qkv"]),
         ] + [("other_size", o["tied_params"], {"other": other}) for other, o in others],
             "wrong_tied")
     if not _same_mb(got_size, size) and got_total != total and _same_mb(got_size, got_total * 4 / MB):
-        return problems + [_problem("follows_total", name, "size_mb")]
-    return problems + _diagnose(name, "size_mb", got_size, size, [
+        return remarks + [_remark("follows_total", name, "size_mb")]
+    return remarks + _diagnose(name, "size_mb", got_size, size, [
         ("mb_rounding", round(size, 1)), ("mb_rounding", round(size)), ("mb_unit", total * 4),
         ("mb_unit", total * 4 / 1024), ("mb_unit", total * 4 / 1024**3),
         ("mb_unit", total * 4 / 1000**2), ("mb_bytes_per_param", total * 2 / MB),
@@ -299,23 +243,33 @@ def _result_problems(name, entry, expected):
     ], "wrong_size", same=_same_mb)
 
 
-def _diagnose_4_2(configs, results):
+def _judge_4_2(configs, results):
     """Feedback on configs[name] and on results[name] = {total_params, tied_params, size_mb}."""
     if _untouched(configs, SIZE_KEYS) and _untouched(results, FIELDS):
         return "not_attempted_4_2", {}
-    problems = _name_problems("configs", configs)
-    if not problems:
-        problems = [p for name, cfg in configs.items() for p in _config_problems(name, cfg)]
-    if problems:  # the results follow from the configs: check them once the configs are right
-        return problems
-    problems = _name_problems("results", results)
-    if problems:
-        return problems
+    remarks = _name_remarks("configs", configs)
+    if not remarks:
+        remarks = [p for name, cfg in configs.items() for p in _config_remarks(name, cfg)]
+    if remarks:  # the results follow from the configs: check them once the configs are right
+        return remarks
+    remarks = _name_remarks("results", results)
+    if remarks:
+        return remarks
     expected = {name: _figures({**BASE_CONFIG, **size}) for name, size in SIZES.items()}
-    return [p for name, entry in results.items() for p in _result_problems(name, entry, expected)]
+    return [p for name, entry in results.items() for p in _result_remarks(name, entry, expected)]
 
 
-review_4_2, check_4_2, hint_4_2 = _exercise("4_2", _diagnose_4_2)
+def review_4_2(configs, results):
+    """Feedback on configs[name] and on results[name] = {total_params, tied_params, size_mb}."""
+    return _review("4_2", _judge_4_2, configs, results)
+
+
+def check_4_2(configs, results):
+    """Print the feedback on exercise 4.2's configs and results (see review_4_2)."""
+    print(review_4_2(configs, results).text)
+
+
+hint_4_2 = Hint("4_2")
 
 
 # ---- exercise 4.3 ------------------------------------------------------------------------------
@@ -339,59 +293,69 @@ def _unapplied(model, paths):
         with torch.no_grad():
             model(torch.zeros(1, 2, dtype=torch.long, device=device))
     except Exception as err:  # any failure becomes feedback, never a crash
-        return [_problem("forward_failed", error=f"{type(err).__name__}: {err}")]
+        return [_remark("forward_failed", error=f"{type(err).__name__}: {err}")]
     finally:
         for hook in hooks:
             hook.remove()
         model.train(was_training)
-    return [_problem("never_applied", field=f"model.{path}") for path in paths if path not in called]
+    return [_remark("never_applied", field=f"model.{path}") for path in paths if path not in called]
 
 
-def _diagnose_4_3(model):
+def _judge_4_3(model):
     """Feedback on the exercise 4.3 model, with a separate dropout rate at each of three sites."""
     empty = isinstance(model, nn.Module) and next(model.children(), None) is None and next(
         model.parameters(), None) is None  # the starter's constructors create nothing
     if model is None or empty:
         return "not_attempted_4_3", {}
     if isinstance(model, type):
-        return [_problem("pass_instance")]
+        return [_remark("pass_instance")]
     if isinstance(model, Mapping):
-        return [_problem("is_config")]
+        return [_remark("is_config")]
     if not isinstance(model, nn.Module):
-        return [_problem("not_module", kind=type(model).__name__)]
+        return [_remark("not_module", kind=type(model).__name__)]
     blocks = getattr(model, "trf_blocks", None)
     n_blocks = len(blocks) if isinstance(blocks, (nn.Sequential, nn.ModuleList)) else 0
     keys = {SITES_4_3["drop_rate_emb"]: "drop_rate_emb"} | {
         f"trf_blocks.{i}.{SITES_4_3[key]}": key
         for i in range(n_blocks) for key in ("drop_rate_attn", "drop_rate_shortcut")}
-    modules, rates, problems = dict(model.named_modules()), {key: [] for key in RATES_4_3}, []
+    modules, rates, remarks = dict(model.named_modules()), {key: [] for key in RATES_4_3}, []
     for path, key in keys.items():
         module = modules.get(path)
         if not isinstance(module, nn.Dropout):
-            return [_problem("site_missing", field=f"model.{path}")]
-        rate, why = _read(module.p, whole=False)
-        problems += [(None, f"model.{path}.p", [why])] if why else []
+            return [_remark("site_missing", field=f"model.{path}")]
+        rate, why = read_number(module.p, whole=False)
+        remarks += [(None, f"model.{path}.p", [why])] if why else []
         rates[key].append(rate)
     if not n_blocks:
-        return [_problem("no_blocks", field="model.trf_blocks")]
-    if problems:
-        return problems
+        return [_remark("no_blocks", field="model.trf_blocks")]
+    if remarks:
+        return remarks
     if all(_close(p, rates["drop_rate_emb"][0]) for ps in rates.values() for p in ps):
-        return [_problem("one_rate")]
+        return [_remark("one_rate")]
     for key, ps in rates.items():
         meant = [other for other, rate in RATES_4_3.items() if _close(ps[0], rate)]
         if any(not _close(p, ps[0]) for p in ps):
-            problems.append(_problem("differs_between_blocks", field=SITES_4_3[key]))
+            remarks.append(_remark("differs_between_blocks", field=SITES_4_3[key]))
         elif meant and meant[0] != key:
-            problems.append(_problem("rate_of_other_site", field=SITES_4_3[key], key=meant[0],
+            remarks.append(_remark("rate_of_other_site", field=SITES_4_3[key], key=meant[0],
                                      own=key))
         elif not meant:
-            problems.append(_problem("rate_unknown", field=SITES_4_3[key]))
-    if problems:
-        return problems
+            remarks.append(_remark("rate_unknown", field=SITES_4_3[key]))
+    if remarks:
+        return remarks
     if any(t.is_meta for t in model.parameters()):
         return "unverified_meta", {}
     return _unapplied(model, list(keys))
 
 
-review_4_3, check_4_3, hint_4_3 = _exercise("4_3", _diagnose_4_3)
+def review_4_3(model):
+    """Feedback on the exercise 4.3 model, with a separate dropout rate at each of three sites."""
+    return _review("4_3", _judge_4_3, model)
+
+
+def check_4_3(model):
+    """Print the feedback on exercise 4.3's model (see review_4_3)."""
+    print(review_4_3(model).text)
+
+
+hint_4_3 = Hint("4_3")

@@ -95,51 +95,59 @@ def _giver(reference_calls, culprit, name, your_args, atol):
     return None
 
 
+def _first_difference(your_at, reference_at, atol):
+    """The key (name, k) of the first of your calls whose output differs from the chapter's
+    call of the same name and rank, or None (calls that change nothing are passed over)."""
+    for key, (_, out) in your_at.items():
+        if key not in reference_at or _identity(*reference_at[key]):
+            continue
+        if not same(out, reference_at[key][1], atol):
+            return key
+    return None
+
+
+def _culprit(name, your_modules, reference_calls, atol):
+    """The innermost module around `name` (itself first) whose own forward, given the chapter's
+    inputs, computes something else; "" if none: the difference comes from the whole."""
+    for candidate in enclosing(name)[:-1]:
+        if candidate in your_modules and _differs_alone(your_modules[candidate], candidate,
+                                                        reference_calls, atol):
+            return candidate
+    return ""
+
+
+def _first_line(where, your_out, reference_out):
+    """Where the first difference is, with its size, or the two shapes where they differ."""
+    shapes = shape(your_out), shape(reference_out)
+    if shapes[0] != shapes[1]:
+        return place("first_difference_shape", where=where, yours=shapes[0], expected=shapes[1])
+    return place("first_difference", where=where,
+                 difference=f"{gap(your_out, reference_out).max():.2g}")
+
+
 def locate(reference, yours, args, path, crashed=False):
     """The first module whose output differs among those your forward called, and the culprit
     to diagnose. No finding if every module that ran agrees (and `crashed`: your forward raised)."""
     reference_calls, your_calls = trace(reference, args), trace(yours, args)
     reference_at, your_at, atol = _keyed(reference_calls), _keyed(your_calls), tolerance(args)
-    your_modules = dict(yours.named_modules())
-    first = None
-    for key, (_, out) in your_at.items():
-        if key not in reference_at or _identity(*reference_at[key]):
-            continue
-        if not same(out, reference_at[key][1], atol):
-            first = key
-            break
-    if first is None:
-        if crashed:
-            return Located([], None, reference_calls)
-        skipped = _never_called(reference_calls, your_calls, "", atol)
+    first = _first_difference(your_at, reference_at, atol)
+    if first is None:  # every call agrees: a module skipped, or nothing to say
+        skipped = [] if crashed else _never_called(reference_calls, your_calls, "", atol)
         return Located([problem("never_called", where=join(path, n)) for n in skipped], None,
                        reference_calls)
-    name, (your_args, your_out), reference_out = first[0], your_at[first], reference_at[first][1]
-    culprit = ""
-    for candidate in enclosing(name)[:-1]:
-        if candidate in your_modules and _differs_alone(your_modules[candidate], candidate,
-                                                        reference_calls, atol):
-            culprit = candidate
-            break
+    name, (your_args, your_out) = first[0], your_at[first]
+    culprit = _culprit(name, dict(yours.named_modules()), reference_calls, atol)
     found = [problem("never_called", where=join(path, n))
              for n in _never_called(reference_calls, your_calls, culprit, atol, crashed)]
     where, parent = join(path, name), join(path, culprit) or type(yours).__name__
     if culprit != name:  # its input differs: the code that made it is the culprit's forward
         given = _giver(reference_calls, culprit, name, your_args, atol)
-        if given:
-            found.append(place("input_from", where=where, parent=parent, other=join(path, given)))
-        else:
-            found.append(place("input_differs", where=where, parent=parent))
+        found.append(place("input_from", where=where, parent=parent, other=join(path, given))
+                     if given else place("input_differs", where=where, parent=parent))
     if not culprit:
         return Located(found, None, reference_calls)
-    shapes = shape(your_out), shape(reference_out)
-    if shapes[0] != shapes[1]:
-        first_line = place("first_difference_shape", where=where, yours=shapes[0],
-                           expected=shapes[1])
-    else:
-        first_line = place("first_difference", where=where,
-                           difference=f"{gap(your_out, reference_out).max():.2g}")
-    return Located([first_line] + found, culprit, reference_calls)
+    return Located([_first_line(where, your_out, reference_at[first][1])] + found, culprit,
+                   reference_calls)
 
 
 def first_to_change_its_input(model, args):

@@ -2,7 +2,7 @@
 way a learner would write it (most copy the chapter's code with one line changed).
 
 CASES names every one of them with the chapter component it is checked against;
-tests/checker/test_verdicts.py freezes what the checker says about each in verdicts.json, which
+tests.checker.test_frozen_feedback.py freezes what the checker says about each in frozen_feedback.json, which
 quotes some lines here by number: after moving code here, rewrite it and check its diff.
 """
 

@@ -1,7 +1,7 @@
 """The exercise self-checks: right answers pass, each known mistake gets its diagnosis code.
 
 The tables below hold answers a learner might give, mistakes and odd types alike, each with the
-diagnosis codes it must get; verdicts.json (test_verdicts.py) stores each case's full text. The
+diagnosis codes it must get; frozen_feedback.json (test_frozen_feedback.py) stores each case's full text. The
 wording lives in checker/messages.py, and no feedback may contain an expected figure.
 """
 

@@ -1,8 +1,8 @@
-"""The component checker (checker/components.py): what the frozen verdicts do not show.
+"""The component checker (checker/components.py): what the frozen feedback does not show.
 
-verdicts.json (test_verdicts.py) pins what the checker says about each learner-style case of
+frozen_feedback.json (test_frozen_feedback.py) pins what the checker says about each learner-style case of
 learner.py. The tests here state the rules across cases (each planted mistake gets its own code,
-each rewrite passes) and what no verdict shows: models and the random state left as they were,
+each rewrite passes) and what no feedback shows: models and the random state left as they were,
 printing, a behaviour two mistakes share, a failure of the check itself, the checker's tables.
 """
 
@@ -147,7 +147,7 @@ def test_a_rate_written_in_is_found_through_torch_dropout_or_an_imported_dropout
 
 def test_learner_code_that_writes_into_its_config_changes_no_later_check():
     """The checker hands each build a copy of its config: a check run again, and every check after
-    it, gets the verdict it gets in a fresh session."""
+    it, gets the feedback it gets in a fresh session."""
     first = review_component(learner.BlockWithoutDropout)
     assert not first.passed
     assert review_component(learner.BlockWithoutDropout) == first

@@ -72,6 +72,8 @@ def _same_drops(reference, yours, inputs):
     with Dropouts(record):
         for args in inputs:
             run(reference, args)
+    # The threshold is the median of the distinct values the chapter's dropout sees: about half
+    # are kept, whatever the order or grouping of the calls, and a tie cannot straddle it.
     values = {p: torch.cat(v).double().unique() for p, v in seen.items() if p}
     cut = {p: (v[len(v) // 2 - 1: len(v) // 2 + 1].mean().item()) for p, v in values.items()}
     with Dropouts(drop):
@@ -113,7 +115,7 @@ def _own_draws(kind, yours, args, rates):
     return found
 
 
-def training(kind, reference, yours, inputs):
+def train_mode(kind, reference, yours, inputs):
     """Findings for training mode, once eval mode agrees.
 
     With one seed the outputs match where dropout draws its random numbers as the chapter's does;

@@ -1,11 +1,11 @@
-"""Every learner-style case of the checker's tests, with the verdict it gets, frozen.
+"""Every learner-style case of the checker's tests, with the feedback it gets, frozen.
 
-verdicts.json stores, for each case of tests/checker/learner.py (the component checker) and of
+frozen_feedback.json stores, for each case of tests/checker/learner.py (the component checker) and of
 tests/checker/test_checks.py (exercises 4.1-4.3), whether it passes, its codes and its text in
-English and in Chinese. A change to the checker that changes a verdict fails here until the file
-is rewritten, so the diff of verdicts.json shows each changed verdict for review:
+English and in Chinese. A change to the checker that changes any feedback fails here until the file
+is rewritten, so the diff of frozen_feedback.json shows each changed feedback for review:
 
-    python -m tests.checker.test_verdicts     # rewrite verdicts.json from the checker as it is
+    python -m tests.checker.test_frozen_feedback     # rewrite frozen_feedback.json from the checker as it is
 """
 
 import functools
@@ -19,7 +19,7 @@ import checker
 from checker import exercises, review_component, review_models
 from tests.checker import learner, test_checks
 
-STORED = Path(__file__).with_name("verdicts.json")
+STORED = Path(__file__).with_name("frozen_feedback.json")
 LANGUAGES = ("en", "zh")
 
 
@@ -39,7 +39,7 @@ CASES = {
 }
 
 
-def verdict(case):
+def feedback_of(case):
     """{passed, codes, en, zh}: the case's feedback in each language, the text as its lines."""
     found = {}
     try:
@@ -59,16 +59,16 @@ def stored():
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_the_verdict_is_the_stored_one(case):
-    assert verdict(case) == stored().get(case), "python -m tests.checker.test_verdicts rewrites it"
+def test_the_feedback_is_the_stored_one(case):
+    assert feedback_of(case) == stored().get(case), "python -m tests.checker.test_frozen_feedback rewrites it"
 
 
-def test_every_stored_verdict_has_its_case():
+def test_every_stored_feedback_has_its_case():
     assert list(stored()) == list(CASES)
 
 
 if __name__ == "__main__":
     torch.set_num_threads(1)  # as the tests run (conftest.py)
-    text = json.dumps({case: verdict(case) for case in CASES}, ensure_ascii=False, indent=1)
+    text = json.dumps({case: feedback_of(case) for case in CASES}, ensure_ascii=False, indent=1)
     STORED.write_text(text + "\n", encoding="utf-8")
-    print(f"{len(CASES)} verdicts written to {STORED}")
+    print(f"the feedback on {len(CASES)} cases written to {STORED}")

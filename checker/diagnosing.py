@@ -4,6 +4,7 @@ else the first module that differs (locating.py) and a probe, a concrete look at
 behaviour, never by the source."""
 
 import copy
+import re
 from typing import NamedTuple
 
 import torch
@@ -197,6 +198,7 @@ def _raised(o, bad):
     found = [problem("raised", **o.about(raised[0]), error=error.error)]
     if error.at:
         found.append(problem("your_line", **error.at))
+        found += _fixed_length(o, raised[0], error)
     matched = match(o.kind, o.reference, o.yours, o.inputs, o.at, o.model, o.yours_out)
     if matched:  # the same outputs, and the same errors on the same inputs (mask_not_cut)
         return found + matched
@@ -213,6 +215,24 @@ def _raised(o, bad):
         found += locate_and_diagnose(o.reference, o.yours, o.inputs[raised[0]], o.path,
                                      crashed=True)
     return found
+
+
+RESHAPE = re.compile(r"shape '\[([-\d, ]+)\]' is invalid for input of size")
+
+
+def _fixed_length(o, i, error):
+    """A reshape (view or reshape) on a short input to a shape holding the longest input's
+    number of tokens, as read from the error: the context length written in."""
+    reshape = RESHAPE.search(error.error)
+    lengths = [args[0].shape[1] for args in o.inputs if args[0].dim() > 1]
+    if reshape is None or not lengths:
+        return []
+    sizes = [int(n) for n in reshape.group(1).split(",")]
+    tokens, full = o.inputs[i][0].shape[1], max(lengths)
+    if tokens == full or full not in sizes or tokens in sizes:
+        return []
+    return [problem("reshape_fixed_length", where=o.at, tokens=tokens, full=full,
+                    shape=reshape.group(1))]
 
 
 def _not_a_tensor(o, out):

@@ -209,6 +209,8 @@ ENGLISH = {
     "scale_after_softmax": "{where}: it divides by sqrt(head_dim) after the softmax, so each query's weights no longer sum to 1; divide the scores before it",
     "keys_times_queries": "{where}: the scores are keys @ queries.transpose(2, 3), which swaps the roles of query and key; the chapter computes queries @ keys.transpose(2, 3)",
     "merge_interleaved": "{where}: the heads are merged with a permutation that interleaves their features; .transpose(1, 2) puts the heads back side by side before .view(b, num_tokens, d_out)",
+    "merge_not_contiguous": "{where}: after .transpose(1, 2) the context vectors are not contiguous in memory, so .view cannot merge the heads; call .contiguous() before .view, or use .reshape",
+    "reshape_fixed_length": "{where}: on {tokens} tokens your line reshapes to [{shape}], a shape with room for {full} tokens, the length of the check's longest input (context_length); take the number of tokens from the input, x.shape[1]",
     "single_head": "{where}: it behaves as one head over all d_out features, num_heads unused; split queries, keys and values into num_heads heads of head_dim features",
     "scale_d_out": "{where}: the scores are divided by sqrt(d_out); each head's dot products have head_dim terms, so divide by sqrt(head_dim) = self.head_dim**0.5",
     "scale_d_in": "{where}: the scores are divided by sqrt(d_in), the input's width; each head's dot products have head_dim terms: divide by self.head_dim**0.5",
@@ -239,5 +241,6 @@ ENGLISH = {
     "argmax_wrong_axis": "{where}: the argmax runs over the batch (dim=0); take it over the vocabulary, dim=-1",
     "new_ids_only": "{where}: it returns only the new ids; return idx, the prompt with the new ids appended",
     "one_short": "{where}: it appends one id fewer than max_new_tokens; loop max_new_tokens times, for _ in range(max_new_tokens)",
+    "argmax_no_keepdim": "{where}: the argmax drops the last dimension (no keepdim=True), so idx_next has one dimension fewer than idx and torch.cat cannot append it; pass keepdim=True",
     "return_in_loop": "{where}: it returns after the first new id, whatever max_new_tokens is: the return sits inside the loop; move it after the loop",
 }

@@ -112,6 +112,8 @@ def _attention(m, x, *, diagonal=1, scale="head_dim", softmax_dim=-1, split="tra
     if mask == "after":  # zeroed after the softmax: the rows no longer sum to 1
         weights = weights.masked_fill(causal, 0.0)
     context = weights @ v
+    if merge == "not_contiguous":  # .view on a transposed tensor: an error
+        return context.transpose(1, 2).view(b, t, m.d_out)
     context = {"transpose": context.transpose(1, 2), "view": context,
                "interleaved": context.permute(0, 2, 3, 1)}[merge]
     context = context.contiguous().view(b, t, m.d_out)
@@ -148,7 +150,7 @@ def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softma
 
 
 def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1,
-              steps=0, new_only=False):
+              steps=0, new_only=False, keepdim=True):
     """steps: 0 for max_new_tokens, -1 for one fewer, 1 for one (a return inside the loop)."""
     prompt_length = idx.shape[1]
     for _ in range(steps if steps > 0 else max_new_tokens + steps):
@@ -156,7 +158,7 @@ def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position
                     "none": idx}[crop]
         with torch.no_grad():
             logits = model(idx_cond)[:, position, :]
-        idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=True)
+        idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=keepdim)
         idx = torch.cat((idx, idx_next), dim=1)
     return idx[:, prompt_length:] if new_only else idx
 
@@ -226,7 +228,7 @@ COMPONENTS = {
                   no_out_proj={"out_proj": False}, scale_num_heads={"scale": "num_heads"},
                   scale_num_tokens={"scale": "num_tokens"}, scale_after_softmax={"scale_at": "after"},
                   keys_times_queries={"keys_first": True}, merge_interleaved={"merge": "interleaved"},
-                  single_head={"split": "single"}),
+                  single_head={"split": "single"}, merge_not_contiguous={"merge": "not_contiguous"}),
         dropout=True, alone=True, pairs=True, qkv_bias=True),
     "TransformerBlock": Component(
         gpt.TransformerBlock, "TransformerBlock(cfg)", lambda cls, cfg: cls(cfg), _vector_inputs,
@@ -248,7 +250,7 @@ COMPONENTS = {
         _mistakes(_generate, no_crop={"crop": "none"}, crop_first={"crop": "first"},
                   first_position={"position": 0}, argmax_wrong_axis={"axis": 0},
                   new_ids_only={"new_only": True}, one_short={"steps": -1},
-                  return_in_loop={"steps": 1})),
+                  return_in_loop={"steps": 1}, argmax_no_keepdim={"keepdim": False})),
 }
 
 # Another eps, and GELU's constants, are tried as mutants made to measure (checker/diagnosing.py).

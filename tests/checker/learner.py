@@ -1391,3 +1391,5 @@ PLANTED.update({"ln_one_pass": (LayerNormOnePass, gpt.LayerNorm),
                 "ln_sequence": (layer_norm(lambda self, x: self.scale * (
                     x - x.mean(dim=(1, 2), keepdim=True)) / torch.sqrt(
                     x.var(dim=(1, 2), keepdim=True, unbiased=False) + self.eps) + self.shift), None)})
+PLANTED.update({"argmax_no_keepdim": (generate_forgets_keepdim, None),
+                "merge_not_contiguous": (AttentionForgetsContiguous, None)})

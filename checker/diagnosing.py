@@ -55,10 +55,10 @@ def _keys_seen(module, x):
 
 
 def _spans(keys):
-    """[0, 1, 2, 3, 7] -> "0..3, 7"."""
+    """[0, 1, 2, 3, 7] -> "0..3, 7" (each language writes a span its own way)."""
     starts = [k for k in keys if k - 1 not in keys]
     ends = [k for k in keys if k + 1 not in keys]
-    return names(f"{a}..{b}" if b > a else a for a, b in zip(starts, ends)) or "-"
+    return names(say("span", a=a, b=b) if b > a else a for a, b in zip(starts, ends)) or "-"
 
 
 def look(kind, reference, yours, inputs, at, model=None):

@@ -160,6 +160,7 @@ ENGLISH = {
     "probe_gelu": "{where}: at x = -3, -2, -1, 0, 1, 2, 3 yours gives {yours}; the chapter's gives {expected}",
     "probe_norm": "{where}: with scale 1 and shift 0, the first row of its output on the check's input {i} of {n} (shape {shape}) has mean {mean} and variance {var}; the chapter's has mean 0 and variance {expected_var}",
     "probe_ids": "{where}: on the check's input {i} of {n} (shape {shape}) the new ids first differ at step {step} of row {row}: yours {yours}, the chapter's {expected}",
+    "span": "{a}..{b}",  # positions a to b, in probe_keys
     "probe_keys": "{where}: its output at position {query} changes when the input changes at positions {yours}; the chapter's at positions {expected} (the input changed at one position at a time)",
     "probe_position": "{where}: on the check's input {i} of {n} (shape {shape}) the first position whose output differs is {position} of {length} (largest difference {difference})",
     "probe_values": "{where}: on the check's input {i} of {n} (shape {shape}) the first value that differs is at index {index}: yours {yours}, the chapter's {expected}",

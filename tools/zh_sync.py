@@ -87,7 +87,11 @@ STYLE = {r"\bet al\.": "et al.: cite as Xiong 等人（2020，“…”）",
          r"(?i)\b(?:notebook|bug|panel)s?\b": "English the glossary translates (笔记本, 错误, 子图)",
          "乱码": "乱码 is mojibake: gibberish is 毫无意义的文本", "输出头": "output head: 输出层",
          "面板": "a figure's panel: 子图", r"(?m)^#+ 巩固": "the closing section is ## 整合",
-         "附加内容": "bonus: 拓展"}
+         "附加内容": "bonus: 拓展",
+         r"[：。；，！？]\*\* ": "a bold label closes before its punctuation: **选读**。本章",
+         # a paper: the year, then the title, within one pair of brackets
+         r"“[^“”\n]*”(?:[，,]\s*(?:19|20)\d\d[）)]|（(?:19|20)\d\d)|等人（(?:19|20)\d\d）[，,]\s*“":
+             "citation order: Xiong 等人（2020，“…”） or （Xiong 等人，2020，“…”）"}
 QUOTED = re.compile(r'"[^"\n]*"')  # ASCII double quotes, paired left to right on a line
 # Markdown italics (*text* or _text_, not **bold**) around Chinese: rendered as slanted fake glyphs.
 ITALIC = re.compile(r"(?<!\*)\*(?![*\s])[^*\n]+?(?<![*\s])\*(?!\*)"

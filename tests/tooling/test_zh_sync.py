@@ -378,6 +378,14 @@ def test_translation_problems_name_what_was_lost(chinese, problem):
     ("# 附加内容：训练", "bonus"),
     ("## 巩固\n\n导入 `gpt`", "the closing section"),
     ("这是*特征*。", "italics"), ("这是 _特征_。", "italics"), ("这是**特征**。", None),
+    ("**选读。** 本章的笔记本", "a bold label"), ("- **转置的权重：** 它的", "a bold label"),
+    ("**选读**。本章的**占位模型**。", None),
+    ("Kaplan 等人（“Scaling Laws”，2020）把它写成", "citation order"),
+    ("Mixtral（Jiang 等人，“Mixtral of Experts”，2024）有", "citation order"),
+    ("Kaplan 等人在“Scaling Laws”（2020）的表 1 中", "citation order"),
+    ("Ainslie 等人（2023），“GQA”，表 1", "citation order"),
+    ("Xiong 等人（2020，“On Layer Normalization”）表明；GPT-2（Radford 等人，2019，“Language "
+     "Models”）；Kaplan 等人（2020）；Hoffmann 等人（2022，“Training”，即 Chinchilla 论文）", None),
     ("`*args*` 与 $a*b*c$ 以及 *English only*", None),
     ('见 `notebook.ipynb` 和 [笔记本 02](../bonus/02_panel.ipynb)，$\\text{bug}$；Hugging Face 中的 '
      '"llama3" 与 "default" 两种取值，以及 <https://example.org/notebooks>。', None),

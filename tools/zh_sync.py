@@ -3,18 +3,24 @@
     python tools/zh_sync.py           # update the catalogs and the glossary file, regenerate zh/
     python tools/zh_sync.py status    # per catalog: translated, fuzzy, untranslated, problems
 
-One catalog per English notebook, locale/zh/<folder>/<name>.po, and one for checker/messages.py
-(guide: GLOSSARY.zh.md). `update` makes a new entry empty, a changed one fuzzy, a removed one
-obsolete, and re-executes a notebook with the language switch when its code, the English outputs
-or the checker change. `audit` (tests/tooling/test_zh_sync.py) and `status` report all that keeps
-the translation from being complete, faithful and current."""
+One catalog per English notebook, locale/zh/<folder>/<name>.po, one for checker/messages.py, and
+locale/zh/shared.po for each text that several notebooks share, translated there once (guide:
+GLOSSARY.zh.md). `update` makes a new entry empty, a changed one fuzzy, drops a removed one (its
+translation still goes to a cell that moved), and re-executes a notebook with the language switch
+when its code, the English outputs or the checker change. An entry without a current translation
+shows its English text marked PENDING, so an English edit lands before its translation and the
+Chinese notebook says what is not translated yet. `audit` (tests/tooling/test_zh_sync.py) and
+`status` report what keeps the translation from being faithful and current, and count what is
+still to translate."""
 
 import argparse
 import ast
 import copy
+import functools
 import hashlib
 import io
 import json
+import math
 import os
 import re
 import runpy
@@ -35,6 +41,9 @@ FOLDERS = ("notebooks", "exercises", "solutions", "practice", "bonus")
 CODE_FOLDERS = ("exercises", "practice", "solutions")  # where code cells are translated too
 LOCALE = Path("locale") / "zh"
 GLOSSARY_FILE = LOCALE / "glossary.tbx"
+SHARED = LOCALE / "shared.po"  # the texts several notebooks share, each translated once
+PENDING = "〔待译〕"  # marks English shown where a translation is missing or out of date
+SECONDS_PER_RUN = 6  # a re-executed Chinese notebook, on two cores: said before a run starts
 KEY = "zh"  # the notebook metadata this tool owns
 CODE_NOTE = "code: translate the comments and strings only; the code stays as it is"
 MARKDOWN_NOTE = ("keep exactly: formulas, link targets, code spans, numbers, heading levels; one "
@@ -66,7 +75,10 @@ HEADERS = {  # a catalog's header comment, by the suffix of its English file
               "tools/zh_sync.py; see GLOSSARY.zh.md.",
     ".py": "Chinese translation of the checks' messages ({}): one entry per message, msgctxt = its "
            "code.\nKept by tools/zh_sync.py, which compiles it into checker/messages_zh.mo; see "
-           "GLOSSARY.zh.md."}
+           "GLOSSARY.zh.md.",
+    "shared": "Chinese translation of the texts that several notebooks share: one entry per text, "
+              "translated once\nfor every notebook listed in its references. Kept by "
+              "tools/zh_sync.py; see GLOSSARY.zh.md."}
 
 
 # The parts of a markdown text that a translation must carry over unchanged.
@@ -113,7 +125,7 @@ def placeholder_problems(english, chinese):
 def synced_catalog(catalog, header, items, pool):
     """`catalog` with one entry per (key, English, note, occurrence) of `items`, in their order: a
     new key's entry empty, or translated as `pool` ({English: Chinese}) translates its English; a
-    changed English makes the entry fuzzy; the translated entries of gone keys become obsolete; a
+    changed English makes the entry fuzzy; the entries of gone keys are dropped; a
     new revision date if an entry changed."""
     entries, result = {e.msgctxt: e for e in catalog}, polib.POFile(wrapwidth=0)
     result.header = header
@@ -129,18 +141,65 @@ def synced_catalog(catalog, header, items, pool):
             entry.msgstr, entry.flags, entry.previous_msgid = pool[text], [], None
         entry.comment, entry.occurrences = note, [occurrence]
         result.append(entry)
-    keys = {key for key, *_ in items}
-    for entry in catalog:
-        if entry.msgctxt not in keys and entry.msgstr:  # keep a removed entry's translation
-            gone = copy.deepcopy(entry)
-            gone.obsolete, gone.occurrences = True, []
-            result.append(gone)
+    return dated(result, catalog)
+
+
+def dated(result, catalog):
+    """`result` with `catalog`'s header fields, and a new revision date if an entry changed.
+    (A removed key's entry is gone: `pool` carried its translation to a cell that moved.)"""
     result.metadata = {**HEADER, **catalog.metadata}
     if ([str(e) for e in result] != [str(e) for e in catalog]
             or "PO-Revision-Date" not in catalog.metadata):  # an entry changed
         now = datetime.now(timezone.utc)
         result.metadata["PO-Revision-Date"] = now.strftime("%Y-%m-%d %H:%M+0000")
     return result
+
+
+def synced_shared(catalog, header, items, pool):
+    """The shared catalog: one entry per (English, note, occurrences) of `items`, keyed by its
+    English text. A text new here takes `pool`'s translation or, fuzzy, that of the entry it
+    replaces (the one whose first notebook it shares); texts no longer shared are dropped."""
+    old, result = {e.msgid: e for e in catalog if not e.obsolete}, polib.POFile(wrapwidth=0)
+    result.header = header
+    for text, note, occurrences in items:
+        entry = copy.deepcopy(old.get(text))
+        if entry is None:
+            entry = polib.POEntry(msgid=text, msgstr=pool.get(text, ""))
+            replaced = [e for e in old.values() if e.msgstr and e.occurrences
+                        and e.occurrences[0][0] == occurrences[0][0] and e.msgid not in
+                        {t for t, *_ in items}]
+            if not entry.msgstr and replaced:
+                entry.msgstr, entry.previous_msgid = replaced[0].msgstr, replaced[0].msgid
+                entry.flags = ["fuzzy"]
+        # the first notebook as the reference, all of them in the comment (msgcat and Weblate
+        # wrap reference lines, never comments)
+        entry.comment = f"{note}\nin {len(occurrences)} notebooks: " + ", ".join(
+            f"{notebook}:{number}" for notebook, number in occurrences)
+        entry.occurrences = occurrences[:1]
+        result.append(entry)
+    return dated(result, catalog)
+
+
+def pending(cell_type, english):
+    """English text shown for want of a current translation, marked PENDING: after a heading's
+    hashes, or as a first comment line of code (after a Colab form's #@title line)."""
+    if cell_type == "markdown":
+        heading = HEADING.match(english)
+        return (english[:heading.end()] + PENDING + " " + english[heading.end():] if heading
+                else f"{PENDING} {english}")
+    lines = english.split("\n")
+    at = 1 if lines[0].startswith("#@") else 0
+    return "\n".join(lines[:at] + [f"# {PENDING}"] + lines[at:])
+
+
+def compiled(catalog):
+    """The checks' catalog as the checker reads it: an entry without a current translation shows
+    its English, marked PENDING."""
+    marked = copy.deepcopy(catalog)
+    for entry in marked:
+        if not entry.translated() and not entry.obsolete:
+            entry.msgstr, entry.flags = f"{PENDING} {entry.msgid}", []
+    return marked.to_binary()
 
 
 def read(path):
@@ -250,7 +309,7 @@ def load_po(path):
 
 
 def pool_of(catalog_files):
-    """{English text: Chinese} over the translated entries (obsolete ones too) of the catalogs."""
+    """{English text: Chinese} over the translated entries of the catalogs."""
     entries = [e for path in catalog_files for e in polib.pofile(str(path))]
     return {e.msgid: e.msgstr for e in reversed(entries) if e.msgstr and not e.fuzzy}  # first wins
 
@@ -289,6 +348,21 @@ def is_alias(aside, term):
         return aside == initials.upper()
     return len(words) == len(term.split()) and all(
         t.lower().startswith(a.lower()) for a, t in zip(words, term.split()))
+
+
+@functools.lru_cache(maxsize=4)
+def shared_texts(root, stamp):
+    """{English text: (cell type, [(notebook, cell number), ...])} for the entry texts of two or
+    more of the notebooks in `stamp` ((path, mtime, size) each: a changed file is read again). A
+    text with a link is never shared: its target depends on the notebook's folder."""
+    found = {}
+    for path, *_ in stamp:
+        english, name = read(path), Path(path).relative_to(root)
+        for number, cell in entry_cells(english, name.parts[0]):
+            found.setdefault(cell.source, (cell.cell_type, []))[1].append(
+                (name.as_posix(), str(number)))
+    return {text: (kind, where) for text, (kind, where) in found.items()
+            if len({notebook for notebook, _ in where}) > 1 and not LINK.search(text)}
 
 
 def glossary_terms(english, chinese):
@@ -344,6 +418,20 @@ class Course:
     def catalog_path(self, en_file):
         return self.root / LOCALE / en_file.relative_to(self.root).with_suffix(".po")
 
+    def catalogs(self):
+        """Every catalog file: the notebooks', then the shared one."""
+        return self.files(LOCALE, ".po") + [self.root / SHARED] * (self.root / SHARED).is_file()
+
+    def shared(self):
+        """The texts several notebooks share (see `shared_texts`)."""
+        stamp = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in self.files())
+        return shared_texts(self.root, stamp)
+
+    def shared_items(self):
+        """(English, note, occurrences) for each shared text, in the order first met."""
+        return [(text, CODE_NOTE if kind == "code" else MARKDOWN_NOTE, where)
+                for text, (kind, where) in self.shared().items()]
+
     def zh_link(self, target, en_file):
         """A link target of `en_file` as the Chinese notebook needs it: a notebook keeps it (zh/
         has the same layout), other files are one folder up, README.md becomes README.zh.md."""
@@ -378,8 +466,10 @@ class Course:
             return [(code, text, MESSAGE_NOTE, (self.name(en_file), ""))
                     for code, text in runpy.run_path(str(en_file))["ENGLISH"].items()]
         cells = entry_cells(read(en_file), en_file.relative_to(self.root).parts[0])
+        shared = self.shared()  # translated in the shared catalog instead
         return [(cell.id, cell.source, CODE_NOTE if cell.cell_type == "code" else MARKDOWN_NOTE,
-                 (self.name(en_file), str(number))) for number, cell in cells]
+                 (self.name(en_file), str(number))) for number, cell in cells
+                if cell.source not in shared]
 
     def synced(self, en_file, pool, catalog=None):
         """`catalog` (by default the one saved) in step with `en_file`, a notebook or the checks'
@@ -397,18 +487,27 @@ class Course:
         checks = [path.read_bytes().hex() for path in checker]  # its code and messages, not its README
         return hashlib.sha256(json.dumps([code, outputs, checks]).encode()).hexdigest()
 
-    def build(self, en_file, catalog, old):
+    def build(self, en_file, catalog, old, shared=None):
         """(The Chinese notebook, whether it needs a run); one with the switch keeps the outputs of
-        `old` (the current one, or None) while its stamp holds."""
+        `old` (the current one, or None) while its stamp holds. A cell with an entry, in `catalog`
+        or in the `shared` catalog (by default the one saved), shows its translation, else its
+        English text marked PENDING."""
         english = read(en_file)
         notebook = copy.deepcopy(english)
+        shared = load_po(self.root / SHARED) if shared is None else shared
         entries = {e.msgctxt: e for e in catalog if not e.obsolete}
+        texts = {e.msgid: e for e in shared if not e.obsolete}
+        cells = {cell.id for _, cell in entry_cells(english, en_file.relative_to(self.root).parts[0])}
         for cell in notebook.cells:
-            entry = entries.get(cell.id)
+            if cell.id not in cells:
+                continue
+            entry = entries.get(cell.id) or texts.get(cell.source)
             if entry is not None and entry.translated() and entry.msgid == cell.source:
                 cell.source = entry.msgstr
             elif cell.cell_type == "markdown":
-                cell.source = self.english_for_zh(cell.source, en_file)
+                cell.source = pending("markdown", self.english_for_zh(cell.source, en_file))
+            else:
+                cell.source = pending("code", cell.source)
         imports = checks_import(english)
         if imports is None:
             return notebook, False
@@ -431,15 +530,17 @@ class Course:
         if messages.is_file():  # first: the notebooks' execution stamps read the checker
             catalog = self.synced(messages, {})
             self.write(str(catalog), self.catalog_path(messages))
-            self.write(catalog.to_binary(), self.root / MESSAGES_ZH)  # fuzzy entries show English
-        pool, pending = pool_of(self.files(LOCALE, ".po")), []
+            self.write(compiled(catalog), self.root / MESSAGES_ZH)
+        pool, stale = pool_of(self.catalogs()), []
+        shared = self.synced_shared(pool)
+        self.write(str(shared), self.root / SHARED)
         for en_file in self.files():
             catalog, zh_file = self.synced(en_file, pool), self.zh_path(en_file)
             notebook, needs_run = self.build(en_file, catalog, read(zh_file) if zh_file.is_file()
-                                             else None)
+                                             else None, shared)
             self.write(str(catalog), self.catalog_path(en_file))
             self.write(notebook_text(notebook), zh_file)
-            pending += [zh_file] * needs_run
+            stale += [zh_file] * needs_run
         kept = {f(p) for p in self.files() for f in (self.zh_path, self.catalog_path)}
         for path in sorted(set(self.files("zh") + self.files(LOCALE, ".po")) - kept):
             path.unlink()
@@ -447,24 +548,37 @@ class Course:
         glossary = self.root / "GLOSSARY.zh.md"
         if glossary.is_file():
             self.write(glossary_tbx(glossary.read_text()), self.root / GLOSSARY_FILE)
-        for zh_file in pending if run else []:  # re-execute, then stamp what the outputs come from
+        if stale and run:
+            minutes = math.ceil(len(stale) * SECONDS_PER_RUN / 60)
+            print(f"re-executing {len(stale)} Chinese notebooks whose code, English outputs or "
+                  f"checker changed: about {minutes} minute{'s' * (minutes > 1)} on two cores")
+        for zh_file in stale if run else []:  # re-execute, then stamp what the outputs come from
             subprocess.run([sys.executable, self.root / "tools" / "run_notebooks.py", zh_file],
                            check=True)
             notebook = read(zh_file)
             english = read(self.root / zh_file.relative_to(self.root / "zh"))
             notebook.metadata[KEY] = {"executed_for": self.execution_stamp(notebook, english)}
             self.write(notebook_text(notebook), zh_file)
-        return pending
+        return stale
+
+    def synced_shared(self, pool, catalog=None):
+        """The shared catalog (by default the one saved) in step with the texts shared now."""
+        if catalog is None:
+            catalog = load_po(self.root / SHARED)
+        return synced_shared(catalog, HEADERS["shared"], self.shared_items(), pool)
 
     def audit(self, en_file):
-        """What keeps the translation of `en_file` (a notebook, or checker/messages.py) from being
-        complete and current: files out of step, entries untranslated or changed, lost formulas,
-        placeholders ..., the house style."""
+        """What keeps the translation of `en_file` (a notebook, checker/messages.py, or SHARED for
+        the shared catalog) from being faithful and current: files out of step, lost formulas,
+        placeholders ..., the house style; and what is still to translate (untranslated or
+        changed entries, shown in English marked PENDING)."""
         found = {kind: [] for kind in FINDINGS}
 
         def out_of_step(why, kind="generated"):
             found[kind].append(f"{why}: run `python tools/zh_sync.py`")
 
+        if en_file == SHARED:
+            return self._audit_shared(found, out_of_step)
         messages = en_file.suffix == ".py"
         zh_file = self.root / MESSAGES_ZH if messages else self.zh_path(en_file)
         path = self.catalog_path(en_file)
@@ -473,26 +587,11 @@ class Course:
             return found
         catalog = load_po(path)
         entries = {e.msgctxt: e for e in catalog if not e.obsolete}
-        problems = {CODE_NOTE: code_problems, MESSAGE_NOTE: placeholder_problems,
-                    MARKDOWN_NOTE: lambda english, chinese: translation_problems(
-                        self.english_for_zh(english, en_file), chinese)}
-        for key, english, note, _ in self.entries(en_file):
-            entry = entries.get(key)
-            if entry is None or not entry.msgstr:
-                found["untranslated"].append(key)
-            elif entry.msgid != english or entry.fuzzy:
-                found["changed"].append(key)
-            else:
-                found["text"] += [f"{key}: {p}" for p in problems[note](english, entry.msgstr)]
-            if entry is not None and entry.msgstr and note == MARKDOWN_NOTE:
-                found["style"] += [f"{key}: {p}" for p in style_problems(entry.msgstr)]
-        if str(self.synced(en_file, {}, catalog)) != str(catalog):
-            out_of_step(f"{self.name(path)} is not in step with its English text")
-        elif path.read_text(encoding="utf-8") != str(catalog):
-            out_of_step(f"{self.name(path)} is saved otherwise than the tool writes it "
-                        "(wrapped lines?)")
+        self._check_entries(found, [(key, english, note, entries.get(key))
+                                    for key, english, note, _ in self.entries(en_file)], en_file)
+        self._check_saved(out_of_step, path, catalog, self.synced(en_file, {}, catalog))
         if messages:
-            if zh_file.read_bytes() != catalog.to_binary():
+            if zh_file.read_bytes() != compiled(catalog):
                 out_of_step(f"{self.name(zh_file)} is not compiled from its catalog")
             return found
         english, chinese = read(en_file), read(zh_file)
@@ -506,45 +605,86 @@ class Course:
             found["generated"] += unexpected_outputs(english, chinese, entries)
         return found
 
+    def _audit_shared(self, found, out_of_step):
+        path = self.root / SHARED
+        catalog = load_po(path)
+        texts = {e.msgid: e for e in catalog if not e.obsolete}
+        self._check_entries(found, [(english[:40], english, note, texts.get(english))
+                                    for english, note, _ in self.shared_items()])
+        self._check_saved(out_of_step, path, catalog, self.synced_shared({}, catalog))
+        return found
+
+    def _check_entries(self, found, entries, en_file=None):
+        """Each (key, English, note, entry or None): untranslated, changed, or its problems."""
+        problems = {CODE_NOTE: code_problems, MESSAGE_NOTE: placeholder_problems,
+                    MARKDOWN_NOTE: lambda english, chinese: translation_problems(
+                        self.english_for_zh(english, en_file) if en_file else english, chinese)}
+        for key, english, note, entry in entries:
+            if entry is None or not entry.msgstr:
+                found["untranslated"].append(key)
+            elif entry.msgid != english or entry.fuzzy:
+                found["changed"].append(key)
+            else:
+                found["text"] += [f"{key}: {p}" for p in problems[note](english, entry.msgstr)]
+                if note == MARKDOWN_NOTE:
+                    found["style"] += [f"{key}: {p}" for p in style_problems(entry.msgstr)]
+
+    def _check_saved(self, out_of_step, path, catalog, synced):
+        """Whether the catalog file is what the tool writes: in step, and in its form."""
+        if not path.is_file() or str(synced) != str(catalog):
+            out_of_step(f"{self.name(path)} is not in step with the English texts")
+        elif path.read_text(encoding="utf-8") != str(catalog):
+            out_of_step(f"{self.name(path)} is saved otherwise than the tool writes it (lines "
+                        "wrapped, or not broken after each \\n: Weblate's po_line_wrap must be "
+                        "65535, Poedit's wrapping off)")
+
     def translation_variants(self):
         """{English text: {Chinese: [catalog:msgctxt, ...]}} for each English text that the
         catalogs translate in more than one way (one English text, one translation)."""
         seen = {}
-        for path in self.files(LOCALE, ".po"):
+        for path in self.catalogs():
             for e in load_po(path):
                 if e.msgstr and not e.obsolete and not e.fuzzy:
-                    where = f"{self.name(path)}:{e.msgctxt}"
+                    where = f"{self.name(path)}:{e.msgctxt or 'shared'}"
                     seen.setdefault(e.msgid, {}).setdefault(e.msgstr, []).append(where)
         return {english: found for english, found in seen.items() if len(found) > 1}
 
     def status(self):
-        """A line per catalog and the audit's problems; whether every notebook passes the audit."""
-        pool, totals, complete = pool_of(self.files(LOCALE, ".po")), [0, 0, 0, 0], True
-        sources = [(en_file, pool) for en_file in self.files()] + [(self.root / MESSAGES_EN, {})]
-        for en_file, known in sources:  # the messages take no notebook's translations
-            catalog, found = self.synced(en_file, known), self.audit(en_file)
+        """A line per catalog, what is wrong with it and what is still to translate; whether no
+        catalog has a problem (entries still to translate are none: they show English, marked)."""
+        pool, totals, clean = pool_of(self.catalogs()), [0, 0, 0], True
+        sources = [(en_file, pool) for en_file in self.files()] + [
+            (self.root / MESSAGES_EN, {}), (SHARED, pool)]  # the messages take no notebook's
+        for en_file, known in sources:
+            if en_file == SHARED:
+                path, catalog = self.root / SHARED, self.synced_shared(known)
+            else:
+                path, catalog = self.catalog_path(en_file), self.synced(en_file, known)
+            found = self.audit(en_file)
             counts = [len(catalog.translated_entries()), len(catalog.fuzzy_entries()),
-                      len(catalog.untranslated_entries()), len(catalog.obsolete_entries())]
-            notes = [f"{n} {what}" for n, what in zip(
-                (counts[1], counts[2], len(found["text"]), len(found["style"])),
-                ("fuzzy", "untranslated", "translation problems", "style problems")) if n]
-            if found["generated"] or found["run"]:
-                notes.append("out of step: run `python tools/zh_sync.py`")
-            print(f"{self.name(self.catalog_path(en_file)):48} {counts[0]:3}/{sum(counts[:3]):<3} "
-                  "translated" + ("; " + ", ".join(notes) if notes else ""))
-            print("".join(f"    {problem}\n" for problem in found["text"] + found["style"]),
-                  end="")
+                      len(catalog.untranslated_entries())]
+            todo = [f"{n} {what}" for n, what in zip(counts[1:], ("fuzzy", "untranslated")) if n]
+            wrong = [f"{n} {what}" for n, what in zip(
+                (len(found["text"]), len(found["style"])), ("translation problems", "style problems"))
+                if n] + ["out of step"] * bool(found["generated"] or found["run"])
+            shown = f" (shown in English, marked {PENDING})" if todo else ""
+            print(f"{self.name(path):48} {counts[0]:3}/{sum(counts):<3} translated"
+                  + ("; " + ", ".join(todo) + shown if todo else "")
+                  + ("; " + ", ".join(wrong) if wrong else ""))
+            print("".join(f"    {problem}\n" for kind in ("generated", "run", "text", "style")
+                          for problem in found[kind]), end="")
             totals = [t + c for t, c in zip(totals, counts)]
-            complete = complete and not notes
+            clean = clean and not wrong
         for english, found in self.translation_variants().items():
             print(f"one English text, {len(found)} translations (make them one): "
                   f"{english.splitlines()[0][:60]!r}")
             print("".join(f"    {zh.splitlines()[0][:50]!r}: {', '.join(where)}\n"
                           for zh, where in found.items()), end="")
-            complete = False
-        print(f"{totals[0]} of {sum(totals[:3])} entries translated, {totals[1]} fuzzy, "
-              f"{totals[2]} untranslated, {totals[3]} obsolete")
-        return complete
+            clean = False
+        rest = f": those show their English text, marked {PENDING}" if totals[1] + totals[2] else ""
+        print(f"{totals[0]} of {sum(totals)} entries translated, {totals[1]} fuzzy, "
+              f"{totals[2]} untranslated{rest}")
+        return clean
 
 
 def unexpected_outputs(english, chinese, entries):

@@ -64,6 +64,23 @@ def baselines(fit_ids, score_ids, vocab_size, discounts):
     return losses, chosen
 
 
+def chosen_discounts(parts, vocab_size):
+    """The Kneser-Ney discounts of "bigram" and "trigram" that score best on validation, each
+    fitted on the training part alone."""
+    _, chosen = baselines(parts["train"], parts["validation"], vocab_size,
+                          {"bigram": DISCOUNTS, "trigram": DISCOUNTS})
+    return chosen
+
+
+def yardsticks(parts, vocab_size):
+    """Test loss of the models without a network (uniform, unigram, Kneser-Ney bigram and
+    trigram), fitted on the training part with the discounts chosen on validation; and those
+    discounts."""
+    discounts = chosen_discounts(parts, vocab_size)
+    losses, _ = baselines(parts["train"], parts["test"], vocab_size, discounts)
+    return losses, discounts
+
+
 def temper(model, temperature):
     """Divide the model's logits by `temperature`, for good: its output head has no bias."""
     with torch.no_grad():
@@ -122,8 +139,7 @@ def main(argv=None):
           "of training", flush=True)
     # The n-gram discounts are chosen on validation, fitted on training alone; then refitted on
     # what the network was trained on and scored on the same part as the network.
-    _, discounts = baselines(parts["train"], parts["validation"], len(vocab),
-                             {"bigram": DISCOUNTS, "trigram": DISCOUNTS})
+    discounts = chosen_discounts(parts, len(vocab))
     losses, _ = baselines(fit, score, len(vocab), discounts)
     out = args.out or HERE / "shakespeare"
     weights = out.with_suffix(".safetensors")

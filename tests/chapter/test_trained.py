@@ -64,6 +64,9 @@ def test_text_goes_in_and_comes_back_and_an_unknown_token_is_named(shakespeare):
 
 
 def test_the_notebooks_baselines_are_those_of_the_record(parts):
+    """Their discounts chosen on validation (fitted on training alone), then refitted on what the
+    network saw and scored on test."""
+    assert train_shakespeare.chosen_discounts(parts, RECORD["config"]["vocab_size"]) == RECORD["discounts"]
     seen = torch.cat([parts["train"], parts["validation"]])
     losses, _ = train_shakespeare.baselines(seen, parts["test"], RECORD["config"]["vocab_size"],
                                             RECORD["discounts"])

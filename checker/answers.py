@@ -51,10 +51,11 @@ def read_number(value, whole):
 
 
 def read_numbers(subject, answers, whole):
-    """({field: number}, problems) for the {field: raw value} answers; `whole`: the counts."""
-    values, problems = {}, []
+    """({field: number}, remarks) for the {field: raw value} answers, a remark for each that is
+    no number; `whole`: the fields that must be whole numbers (counts)."""
+    values, remarks = {}, []
     for field, raw in answers.items():
         values[field], why = read_number(raw, field in whole)
         if why:
-            problems.append((subject, field, [why]))
-    return values, problems
+            remarks.append((subject, field, [why]))
+    return values, remarks

@@ -162,8 +162,9 @@ def _review_function(spec, yours):
     return compare("generate_text_simple", model, yours, inputs), []
 
 
-def _feedback_from(findings, notes, success):
-    """Feedback: one line per finding; several diagnoses of one behaviour numbered."""
+def _feedback_from(findings, notes, success, **success_params):
+    """Feedback: one line per finding, several diagnoses of one behaviour numbered; with no
+    finding, the message whose code is `success`, and that code."""
     if any(f.code == "missing_param" for f in findings):  # it says why: no generic line
         findings = [f for f in findings if not f.code.startswith(("first_difference", "probe"))]
     texts = [f.text() for f in findings]
@@ -178,16 +179,16 @@ def _feedback_from(findings, notes, success):
                          n=len(diagnoses))
         texts[start:] = numbered(header, [texts[j] for j in diagnoses]) + [
             t for j, t in enumerate(texts) if j > start and j not in diagnoses]
-    codes = [f.code for f in findings] or ["correct_component"]
-    return render(texts, codes, success, [n.text() for n in notes])
+    codes = [f.code for f in findings] or [success]
+    return render(texts, codes, say(success, **success_params), [n.text() for n in notes])
 
 
 def _success_code(spec, reference):
     """The success message says what was compared: dropout only where the chapter's has some."""
     if spec.build is None:
         return "correct_function"
-    with torch.random.fork_rng(devices=[]):  # a small build, which must not move the seeds
-        built = spec.build(reference, copy.deepcopy(CONFIG))
+    with torch.random.fork_rng(devices=[]):  # _build seeds: the caller's random state stays
+        built = _build(spec, reference, CONFIG)
     has_dropout = any(isinstance(m, nn.Dropout) for m in built.modules())
     return "correct_component" if has_dropout else "correct_component_no_dropout"
 
@@ -224,8 +225,8 @@ def review_component(yours, reference=None):
         return _single("not_attempted_component")
     except Exception as err:  # a last resort: the diagnoses handle every input we know of
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
-    success = say(_success_code(spec, reference), name=name, reference=kind)
-    feedback = _feedback_from(findings, notes, success)
+    feedback = _feedback_from(findings, notes, _success_code(spec, reference), name=name,
+                              reference=kind)
     return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes
                                                           if n.code in NOTES))
 
@@ -269,8 +270,8 @@ def review_models(yours, reference):
         return _single("could_not_check", error=f"{type(err).__name__}: {err}")
     finally:
         reference.train(was_training)
-    feedback = _feedback_from(problems + findings, _renamed(renamed) + notes,
-                       say("same_models", reference=kind))
+    feedback = _feedback_from(problems + findings, _renamed(renamed) + notes, "same_models",
+                              reference=kind)
     return feedback._replace(codes=feedback.codes + tuple(n.code for n in notes))
 
 

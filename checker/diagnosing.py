@@ -61,87 +61,6 @@ def _spans(keys):
     return names(say("span", a=a, b=b) if b > a else a for a, b in zip(starts, ends)) or "-"
 
 
-def look(kind, reference, yours, inputs, at, model=None):
-    """A probe: a concrete look at the first difference, for when no known mistake fits."""
-    reference_outs = outputs(reference if model is None else COMPONENTS[kind].reference,
-                              inputs, model)
-    your_outs = outputs(yours, inputs, model)
-    i = next(i for i, (y, r) in enumerate(zip(your_outs, reference_outs))
-             if not same(y, r, tolerance(inputs[i])))
-    about = {"where": at, "shape": shape(inputs[i][0]), "i": i + 1, "n": len(inputs)}
-    yours_i, reference_i = your_outs[i], reference_outs[i]
-    if not isinstance(yours_i, torch.Tensor) or yours_i.shape != reference_i.shape:
-        return [probe("wrong_shape", **about, yours=shape(yours_i), expected=shape(reference_i))]
-    if kind == "GELU":
-        x = torch.arange(-3.0, 4.0)
-        outs = [run(m, (x,)) for m in (yours, reference)]
-        if all(isinstance(o, torch.Tensor) and o.shape == x.shape for o in outs):
-            return [probe("probe_gelu", where=at, yours=names(map(number, outs[0])),
-                          expected=names(map(number, outs[1])))]
-    if kind == "LayerNorm":
-        outs = [run(_unit(m), inputs[i]) for m in (yours, reference)]
-        if same(*outs, tolerance(inputs[i])):  # the normalizing agrees: scale and shift differ
-            return [probe("probe_affine", where=at)]
-        if all(isinstance(o, torch.Tensor) and o.dim() > 1 for o in outs):
-            rows = [o.reshape(-1, o.shape[-1])[0].double() for o in outs]
-            return [probe("probe_norm", **about, mean=number(rows[0].mean()),
-                          var=number(rows[0].var(unbiased=False)),
-                          expected_var=number(rows[1].var(unbiased=False)))]
-    if model is not None:  # token ids: the first new one that differs
-        row, col = (yours_i != reference_i).nonzero()[0].tolist()
-        start = inputs[i][0].shape[1]
-        return [probe("probe_ids", **about, step=col - start + 1, row=row,
-                      yours=yours_i[row, col].item(), expected=reference_i[row, col].item())]
-    nan = yours_i.isnan() & ~reference_i.isnan() if yours_i.is_floating_point() else None
-    if nan is not None and nan.any() and yours_i.dim() == 3:
-        position = nan.any(dim=2).any(dim=0).nonzero()[0].item()
-        return [probe("probe_nan", **about, position=position, length=yours_i.shape[1])]
-    if kind == "MultiHeadAttention":
-        seen = [_keys_seen(m, inputs[0][0]) for m in (yours, reference)]
-        if seen[0] is not None and not torch.equal(*seen):
-            q = (seen[0] != seen[1]).any(dim=1).nonzero()[0].item()
-            return [probe("probe_keys", where=at, query=q,
-                          yours=_spans(seen[0][q].nonzero().flatten().tolist()),
-                          expected=_spans(seen[1][q].nonzero().flatten().tolist()))]
-    difference = gap(yours_i, reference_i)
-    if yours_i.dim() == 3 and kind != "FeedForward":
-        position = (difference.amax(dim=(0, 2)) > tolerance(inputs[i])).nonzero()[0].item()
-        return [probe("probe_position", **about, position=position, length=yours_i.shape[1],
-                      difference=f"{difference.max().item():.2g}")]
-    index = tuple((difference > tolerance(inputs[i])).nonzero()[0].tolist())
-    return [probe("probe_values", **about, index=list(index), yours=number(yours_i[index]),
-                  expected=number(reference_i[index]))]
-
-
-def locate_and_diagnose(reference, yours, args, path, crashed=False):
-    """locate(), then the culprit's mistakes or those of a chapter component around it (inside
-    out), else a probe of the culprit."""
-    located = locate(reference, yours, args, path, crashed)
-    found = located.findings
-    if located.culprit is None:
-        return found
-    your_modules, reference_modules = dict(yours.named_modules()), dict(reference.named_modules())
-    steps = [(outer, match) for outer in enclosing(located.culprit)[:-1]]
-    for outer, step in steps + [(located.culprit, look)]:
-        kind = type(reference_modules[outer]).__name__
-        if kind not in COMPONENTS or outer not in your_modules:
-            continue
-        own = [a for n, a, _ in located.reference_calls if n == outer]
-        found = found + step(kind, reference_modules[outer], your_modules[outer], own,
-                             where(join(path, outer), kind))
-        if found[-1].code in DIAGNOSES:
-            return found
-    return found
-
-
-def compare(kind, reference, yours, inputs, path=""):
-    """Findings where `yours` computes something else than `reference` (for a function: the
-    model it is called with), or changes its input; [] if nothing does."""
-    model = reference if COMPONENTS[kind].build is None else None
-    changed = _changed_input(kind, yours, inputs, model, path)
-    return changed + _compare_outputs(kind, reference, yours, inputs, path)
-
-
 class Outputs(NamedTuple):
     """One comparison of outputs: what each side returned on each input, and where."""
     kind: str
@@ -161,16 +80,123 @@ class Outputs(NamedTuple):
         return {"where": self.at, "shape": shape(self.inputs[i][0]), "i": i + 1,
                 "n": len(self.inputs)}
 
+    def differing(self):
+        """The indices of the inputs on which the outputs differ."""
+        return [i for i, (y, r) in enumerate(zip(self.yours_out, self.reference_out))
+                if not same(y, r, tolerance(self.inputs[i]))]
 
-def _compare_outputs(kind, reference, yours, inputs, path):
+
+def _outputs(kind, reference, yours, inputs, path, model):
+    """Outputs: each side's on every input; a function's beside the chapter's function's, both
+    called with `model`."""
+    chapter = reference if model is None else COMPONENTS[kind].reference
+    return Outputs(kind, reference, yours, inputs, path, model, outputs(yours, inputs, model),
+                   outputs(chapter, inputs, model))
+
+
+def _wrong_shape(o, i):
+    """[a probe] if yours returns no tensor, or one of another shape, on input i; else []."""
+    yours_i, reference_i = o.yours_out[i], o.reference_out[i]
+    if isinstance(yours_i, torch.Tensor) and yours_i.shape == reference_i.shape:
+        return []
+    return [probe("wrong_shape", **o.about(i), yours=shape(yours_i), expected=shape(reference_i))]
+
+
+def look(o, i):
+    """A probe: a concrete look at input i, the first whose outputs differ, for when no known
+    mistake fits."""
+    wrong_shape = _wrong_shape(o, i)
+    if wrong_shape:
+        return wrong_shape
+    about, at, args = o.about(i), o.at, o.inputs[i]
+    yours_i, reference_i = o.yours_out[i], o.reference_out[i]
+    if o.kind == "GELU":
+        x = torch.arange(-3.0, 4.0)
+        outs = [run(m, (x,)) for m in (o.yours, o.reference)]
+        if all(isinstance(out, torch.Tensor) and out.shape == x.shape for out in outs):
+            return [probe("probe_gelu", where=at, yours=names(map(number, outs[0])),
+                          expected=names(map(number, outs[1])))]
+    if o.kind == "LayerNorm":
+        outs = [run(_unit(m), args) for m in (o.yours, o.reference)]
+        if same(*outs, tolerance(args)):  # the normalizing agrees: scale and shift differ
+            return [probe("probe_affine", where=at)]
+        if all(isinstance(out, torch.Tensor) and out.dim() > 1 for out in outs):
+            rows = [out.reshape(-1, out.shape[-1])[0].double() for out in outs]
+            return [probe("probe_norm", **about, mean=number(rows[0].mean()),
+                          var=number(rows[0].var(unbiased=False)),
+                          expected_var=number(rows[1].var(unbiased=False)))]
+    if o.model is not None:  # token ids: the first new one that differs
+        row, col = (yours_i != reference_i).nonzero()[0].tolist()
+        start = args[0].shape[1]
+        return [probe("probe_ids", **about, step=col - start + 1, row=row,
+                      yours=yours_i[row, col].item(), expected=reference_i[row, col].item())]
+    nan = yours_i.isnan() & ~reference_i.isnan() if yours_i.is_floating_point() else None
+    if nan is not None and nan.any() and yours_i.dim() == 3:
+        position = nan.any(dim=2).any(dim=0).nonzero()[0].item()
+        return [probe("probe_nan", **about, position=position, length=yours_i.shape[1])]
+    if o.kind == "MultiHeadAttention":
+        seen = [_keys_seen(m, o.inputs[0][0]) for m in (o.yours, o.reference)]
+        if seen[0] is not None and not torch.equal(*seen):
+            q = (seen[0] != seen[1]).any(dim=1).nonzero()[0].item()
+            return [probe("probe_keys", where=at, query=q,
+                          yours=_spans(seen[0][q].nonzero().flatten().tolist()),
+                          expected=_spans(seen[1][q].nonzero().flatten().tolist()))]
+    difference = gap(yours_i, reference_i)
+    if yours_i.dim() == 3 and o.kind != "FeedForward":
+        position = (difference.amax(dim=(0, 2)) > tolerance(args)).nonzero()[0].item()
+        return [probe("probe_position", **about, position=position, length=yours_i.shape[1],
+                      difference=f"{difference.max().item():.2g}")]
+    index = tuple((difference > tolerance(args)).nonzero()[0].tolist())
+    return [probe("probe_values", **about, index=list(index), yours=number(yours_i[index]),
+                  expected=number(reference_i[index]))]
+
+
+def locate_and_diagnose(reference, yours, args, path, crashed=False):
+    """locate(), then the culprit's mistakes or those of a chapter component around it (inside
+    out), else a probe of the culprit."""
+    located = locate(reference, yours, args, path, crashed)
+    found = located.findings
+    if located.culprit is None:
+        return found
+    your_modules, reference_modules = dict(yours.named_modules()), dict(reference.named_modules())
+    steps = [(outer, _match_alone) for outer in enclosing(located.culprit)[:-1]]
+    for outer, step in steps + [(located.culprit, _look_alone)]:
+        kind = type(reference_modules[outer]).__name__
+        if kind not in COMPONENTS or outer not in your_modules:
+            continue
+        own = [a for n, a, _ in located.reference_calls if n == outer]
+        found = found + step(kind, reference_modules[outer], your_modules[outer], own,
+                             join(path, outer))
+        if found[-1].code in DIAGNOSES:
+            return found
+    return found
+
+
+def _match_alone(kind, reference, yours, inputs, path):
+    """The known mistakes that give a submodule's outputs on the inputs the chapter gives it."""
+    return match(kind, reference, yours, inputs, where(path, kind))
+
+
+def _look_alone(kind, reference, yours, inputs, path):
+    """A probe of a submodule at the first input (of those the chapter gives it) where it
+    computes something else."""
+    o = _outputs(kind, reference, yours, inputs, path, model=None)
+    return look(o, o.differing()[0])
+
+
+def compare(kind, reference, yours, inputs, path=""):
+    """Findings where `yours` computes something else than `reference` (for a function: the
+    model it is called with), or changes its input; [] if nothing does."""
+    model = reference if COMPONENTS[kind].build is None else None
+    changed = _changed_input(kind, yours, inputs, model, path)
+    return changed + _compare_outputs(kind, reference, yours, inputs, path, model)
+
+
+def _compare_outputs(kind, reference, yours, inputs, path, model):
     """The steps, in order: the same values (then the dtype); your own error; something that is
     no tensor; random draws in eval mode; a named mistake, else where it differs and a probe."""
-    spec = COMPONENTS[kind]
-    model = reference if spec.build is None else None
-    o = Outputs(kind, reference, yours, inputs, path, model, outputs(yours, inputs, model),
-                outputs(spec.reference if model is not None else reference, inputs, model))
-    bad = [i for i, (y, r) in enumerate(zip(o.yours_out, o.reference_out))
-           if not same(y, r, tolerance(inputs[i]))]
+    o = _outputs(kind, reference, yours, inputs, path, model)
+    bad = o.differing()
     if not bad:
         return _dtype(o)
     if any(isinstance(o.yours_out[i], Raised) for i in bad):
@@ -262,12 +288,12 @@ def _named_or_probed(o, i):
         return matched
     located = [] if o.model is not None else locate_and_diagnose(o.reference, o.yours,
                                                                  o.inputs[i], o.path)
-    if o.yours_out[i].shape != o.reference_out[i].shape:
-        return [probe("wrong_shape", **o.about(i), yours=shape(o.yours_out[i]),
-                      expected=shape(o.reference_out[i]))] + located
+    wrong_shape = _wrong_shape(o, i)
+    if wrong_shape:
+        return wrong_shape + located
     if any(f.kind in ("diagnosis", "probe") for f in located):
         return located
-    return located + look(o.kind, o.reference, o.yours, o.inputs, o.at, o.model)
+    return located + look(o, i)
 
 
 def _changed_input(kind, yours, inputs, model, path):

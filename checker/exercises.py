@@ -107,7 +107,7 @@ def _diagnose(subject, field, value, expected, mistakes, fallback, same=operator
 
 
 def _judge_4_1(ff_params, att_params):
-    """Feedback on the parameter counts of one block's feed-forward and attention modules."""
+    """Remarks on the parameter counts of one block's feed-forward and attention modules."""
     if ff_params is None and att_params is None:
         return "not_attempted_4_1", {}
     counts = ("ff_params", "att_params")
@@ -175,11 +175,11 @@ def _name_remarks(label, answers):
         return [_remark("not_a_dict", field=label, kind=type(answers).__name__)]
     expected = names(EXERCISE_SIZES)
     remarks = [_remark("unknown_names", field=label, names=str(name), expected=expected)
-                for name in answers if name not in SIZES]
+               for name in answers if name not in SIZES]
     missing = [name for name in EXERCISE_SIZES if name not in answers]
     if missing:
         remarks.append(_remark("missing_names", field=label, names=names(missing),
-                                 expected=expected))
+                               expected=expected))
     return remarks
 
 
@@ -196,7 +196,7 @@ def _config_remarks(name, cfg):
         remarks.append(_remark("base_changed", name, "config", keys=names(changed)))
     got, unread = read_numbers(name, {k: cfg[k] for k in SIZE_KEYS if k in cfg}, whole=SIZE_KEYS)
     return remarks + unread + [_remark("size_value_off", name, key) for key, value in got.items()
-                                if value is not None and value != right[key]]
+                               if value is not None and value != right[key]]
 
 
 def _result_remarks(name, entry, expected):
@@ -244,7 +244,7 @@ def _result_remarks(name, entry, expected):
 
 
 def _judge_4_2(configs, results):
-    """Feedback on configs[name] and on results[name] = {total_params, tied_params, size_mb}."""
+    """Remarks on configs[name] and on results[name] = {total_params, tied_params, size_mb}."""
     if _untouched(configs, SIZE_KEYS) and _untouched(results, FIELDS):
         return "not_attempted_4_2", {}
     remarks = _name_remarks("configs", configs)
@@ -302,7 +302,7 @@ def _unapplied(model, paths):
 
 
 def _judge_4_3(model):
-    """Feedback on the exercise 4.3 model, with a separate dropout rate at each of three sites."""
+    """Remarks on the exercise 4.3 model, with a separate dropout rate at each of three sites."""
     empty = isinstance(model, nn.Module) and next(model.children(), None) is None and next(
         model.parameters(), None) is None  # the starter's constructors create nothing
     if model is None or empty:
@@ -338,7 +338,7 @@ def _judge_4_3(model):
             remarks.append(_remark("differs_between_blocks", field=SITES_4_3[key]))
         elif meant and meant[0] != key:
             remarks.append(_remark("rate_of_other_site", field=SITES_4_3[key], key=meant[0],
-                                     own=key))
+                                   own=key))
         elif not meant:
             remarks.append(_remark("rate_unknown", field=SITES_4_3[key]))
     if remarks:

@@ -70,10 +70,10 @@ def layer_norm(m, x, *, unbiased=False, eps="inside", center=True, root=True, di
             "shift inside": lambda: m.scale * (norm_x + m.shift)}[affine]()
 
 
-TANH_CONSTANT = math.sqrt(2 / math.pi)
+TANH_CONSTANT, CUBIC_CONSTANT = math.sqrt(2 / math.pi), 0.044715  # the chapter's GELU: a and b
 
 
-def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5, cubic=0.044715, power=3, times_x=True):
+def gelu_tanh(x, constant=TANH_CONSTANT, half=0.5, cubic=CUBIC_CONSTANT, power=3, times_x=True):
     return half * (x if times_x else 1) * (1 + torch.tanh(constant * (x + cubic * x**power)))
 
 
@@ -150,16 +150,17 @@ def _gpt(m, idx, *, positions="arange", final_norm=True, head="out_head", softma
 
 
 def _generate(model, idx, max_new_tokens, context_size, *, crop="last", position=-1, axis=-1,
-              steps=0, new_only=False, keepdim=True):
-    """steps: 0 for max_new_tokens, -1 for one fewer, 1 for one (a return inside the loop)."""
+              steps_short=0, return_in_loop=False, new_only=False, keepdim=True):
     prompt_length = idx.shape[1]
-    for _ in range(steps if steps > 0 else max_new_tokens + steps):
+    for _ in range(max_new_tokens - steps_short):
         idx_cond = {"last": idx[:, -context_size:], "first": idx[:, :context_size],
                     "none": idx}[crop]
         with torch.no_grad():
             logits = model(idx_cond)[:, position, :]
         idx_next = torch.argmax(torch.softmax(logits, dim=-1), dim=axis, keepdim=keepdim)
         idx = torch.cat((idx, idx_next), dim=1)
+        if return_in_loop:  # the return indented into the loop: after the first new id
+            break
     return idx[:, prompt_length:] if new_only else idx
 
 
@@ -249,11 +250,11 @@ COMPONENTS = {
         None, _generation_inputs,
         _mistakes(_generate, no_crop={"crop": "none"}, crop_first={"crop": "first"},
                   first_position={"position": 0}, argmax_wrong_axis={"axis": 0},
-                  new_ids_only={"new_only": True}, one_short={"steps": -1},
-                  return_in_loop={"steps": 1}, argmax_no_keepdim={"keepdim": False})),
+                  new_ids_only={"new_only": True}, one_short={"steps_short": 1},
+                  return_in_loop={"return_in_loop": True}, argmax_no_keepdim={"keepdim": False})),
 }
 
-# Another eps, and GELU's constants, are tried as mutants made to measure (checker/diagnosing.py).
-DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | {
-    "ln_eps_value", "gelu_constants"}
+# Another eps, and GELU's constants, are tried as mutants made to measure (checker/matching.py).
+MEASURED = ("ln_eps_value", "gelu_constants")
+DIAGNOSES = {code for spec in COMPONENTS.values() for code in spec.mistakes} | set(MEASURED)
 NOTES = {code for spec in COMPONENTS.values() for code in spec.notes}

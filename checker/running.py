@@ -148,8 +148,9 @@ FACTORIES = {torch.arange, torch.ones, torch.zeros, torch.full, torch.empty, tor
 
 class Factories(TorchFunctionMode):
     """Inside `with Factories() as made:`, made.calls collects the name of every factory call
-    without a device= whose tensor has more than one element. (A 0-dimension tensor, such as a
-    constant, combines with tensors on any device; a larger one left on the CPU does not.)"""
+    without a device= whose tensor has one dimension or more. (A 0-dimension tensor, such as a
+    constant, combines with tensors on any device; one with dimensions left on the CPU does
+    not.)"""
 
     def __init__(self):
         super().__init__()
@@ -158,7 +159,8 @@ class Factories(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if func in FACTORIES and "device" not in kwargs and isinstance(out, torch.Tensor) and out.dim():
+        if (func in FACTORIES and kwargs.get("device") is None and isinstance(out, torch.Tensor)
+                and out.dim()):
             self.calls.append(f"torch.{func.__name__}")
         return out
 

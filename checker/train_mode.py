@@ -16,20 +16,22 @@ def _gradients_of(module, params, args):
     """([the input's gradient] + [each parameter's] after one backward pass of a fixed loss, all
     None when no tensor comes out or no gradient reaches it; and what was raised on the way, as
     (code, Raised), or None)."""
-    saved = [p.grad for p in params]
+    saved, no_gradients = [p.grad for p in params], [None] * (len(params) + 1)
     x = [a.detach().clone().requires_grad_(a.is_floating_point()) for a in args]
     try:
         out = run(module, x, grad=True)
         if isinstance(out, Raised):  # forward itself fails once gradients are recorded
-            return [None] * (len(params) + 1), ("raised_with_grad", out)
+            return no_gradients, ("raised_with_grad", out)
+        if not out.requires_grad:  # torch.no_grad() or .detach(): autograd would raise here
+            return no_gradients, None
         g = torch.Generator().manual_seed(SEED)
         try:
             (out * torch.randn(out.shape, generator=g)).sum().backward()
         except RuntimeError as err:  # autograd cannot go back through what forward did
-            return [None] * (len(params) + 1), ("backward_raised", raised(err))
+            return no_gradients, ("backward_raised", raised(err))
         return [x[0].grad] + [p.grad for p in params], None
-    except Exception:  # no tensor, or one that no gradient reaches
-        return [None] * (len(params) + 1), None
+    except Exception:  # no tensor
+        return no_gradients, None
     finally:
         for p, s in zip(params, saved):
             p.grad = s

@@ -1,8 +1,8 @@
 """Learner-style code for the component checker's tests: each class or function is written the
 way a learner would write it (most copy the chapter's code with one line changed).
 
-CASES names every one of them with the chapter component it is checked against;
-tests.checker.test_frozen_feedback.py freezes what the checker says about each in frozen_feedback.json, which
+CASES names every one of them with the chapter component it is checked against. What the checker
+says about each, tests/checker/test_frozen_feedback.py freezes in frozen_feedback.json, which
 quotes some lines here by number: after moving code here, rewrite it and check its diff.
 """
 
@@ -1132,7 +1132,15 @@ class GELUThroughNumPy(gpt.GELU):
         return torch.from_numpy(0.5 * y * (1 + np.tanh(c * (y + 0.044715 * y**3))))
 
 
-_named("LayerNorm", LayerNormFloat64)
+class LayerNormNoGrad(gpt.LayerNorm):
+    """Right values, computed under torch.no_grad(): no gradient reaches the input or a weight."""
+
+    def forward(self, x):
+        with torch.no_grad():
+            return super().forward(x)
+
+
+_named("LayerNorm", LayerNormFloat64, LayerNormNoGrad)
 _named("GELU", GELUTanhInPlace, GELUThroughNumPy)
 _named("MultiHeadAttention", AttentionMaskMadeInForward)
 _named("GELU", GELUConstantAttribute)
@@ -1146,6 +1154,7 @@ CASES += [
     ("mask made in forward on the CPU", AttentionMaskMadeInForward, None),
     ("an in-place += that backward needs", GELUTanhInPlace, None),
     ("NumPy inside forward", GELUThroughNumPy, None),
+    ("forward under torch.no_grad()", LayerNormNoGrad, None),
 ]
 
 MODEL_CASES += [
@@ -1163,7 +1172,7 @@ PLANTED.update({  # mistakes the check plants, as learners write them (see above
 })
 
 
-# ---- round 4: causes a message must have tested -------------------------------------------------
+# ---- the cause each message names, as code: buffers, swapped sizes, a tied head, eps as a floor --
 
 
 class LayerNormAffineBuffers(gpt.LayerNorm):
@@ -1258,7 +1267,7 @@ CASES += [
 PLANTED["ln_eps_floor"] = (LayerNormClampedVariance, None)
 
 
-# ---- round 4: families of mistakes that each get a name -----------------------------------------
+# ---- families of mistakes that each get a name: attention, GELU, norm axes, generation ----------
 
 
 class AttentionKeysTimesQueries(Attention):
@@ -1278,6 +1287,30 @@ class AttentionSingleHead(Attention):
         scores = (q @ k.transpose(1, 2)).masked_fill(self.mask[:t, :t], -torch.inf)
         w = self.dropout(torch.softmax(scores / k.shape[-1]**0.5, dim=-1))
         return self.out_proj(w @ v)
+
+
+def generate_new_only(model, idx, max_new_tokens, context_size):
+    new = []
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+        new.append(idx_next)
+    return torch.cat(new, dim=1)  # the prompt left out
+
+
+def generate_one_short(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens - 1):  # one new id short
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
+    return idx
+
+
+def generate_returns_in_loop(model, idx, max_new_tokens, context_size):
+    for _ in range(max_new_tokens):
+        logits = model(idx[:, -context_size:])[:, -1, :]
+        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
+        return idx  # indented one level too far: after the first new id
 
 
 FAMILIES = {
@@ -1318,39 +1351,12 @@ FAMILIES = {
     "layer norm without shift": layer_norm(lambda self, x: self.scale * (
         x - x.mean(-1, keepdim=True)) / torch.sqrt(
         x.var(-1, keepdim=True, unbiased=False) + self.eps)),
-    "generate returns the new ids only": None,
-    "generate stops one short": None,
-    "generate returns inside the loop": None,
+    "generate returns the new ids only": generate_new_only,
+    "generate stops one short": generate_one_short,
+    "generate returns inside the loop": generate_returns_in_loop,
 }
 
 
-def generate_new_only(model, idx, max_new_tokens, context_size):
-    new = []
-    for _ in range(max_new_tokens):
-        logits = model(idx[:, -context_size:])[:, -1, :]
-        idx_next = torch.argmax(logits, dim=-1, keepdim=True)
-        idx = torch.cat((idx, idx_next), dim=1)
-        new.append(idx_next)
-    return torch.cat(new, dim=1)  # the prompt left out
-
-
-def generate_one_short(model, idx, max_new_tokens, context_size):
-    for _ in range(max_new_tokens - 1):  # one new id short
-        logits = model(idx[:, -context_size:])[:, -1, :]
-        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
-    return idx
-
-
-def generate_returns_in_loop(model, idx, max_new_tokens, context_size):
-    for _ in range(max_new_tokens):
-        logits = model(idx[:, -context_size:])[:, -1, :]
-        idx = torch.cat((idx, torch.argmax(logits, dim=-1, keepdim=True)), dim=1)
-        return idx  # indented one level too far: after the first new id
-
-
-FAMILIES.update({"generate returns the new ids only": generate_new_only,
-                 "generate stops one short": generate_one_short,
-                 "generate returns inside the loop": generate_returns_in_loop})
 _named("generate_text_simple", generate_new_only, generate_one_short, generate_returns_in_loop)
 _named("MultiHeadAttention", AttentionKeysTimesQueries, AttentionSingleHead)
 CASES += [(name, yours, None) for name, yours in FAMILIES.items()]

@@ -817,10 +817,9 @@ def draw_head_merge(attention, x):
     def token_and_head(p):  # p: a position in attn_weights @ values, (b, heads, num_tokens, head_dim)
         return p // head_dim % num_tokens, p // (num_tokens * head_dim) % heads
 
-    (_, context), (_, swapped), (_, in_order), (view, merged) = head_merge_steps(attention, x)
-    grids = [("attn_weights @ values", context, 0.08), ("transpose(1, 2)", swapped, 0.08),
-             (view, merged, 0.0)]
-    rows = [_head_rows(tensor, token_and_head, head_dim) for _, tensor, _ in grids]
+    ((product_call, context), (transpose_call, swapped), (contiguous_call, in_order),
+     (view_call, merged)) = head_merge_steps(attention, x)
+    rows = [_head_rows(tensor, token_and_head, head_dim) for tensor in (context, swapped, merged)]
     grid_w = heads * (HEAD_CELL_W + 0.08) - 0.08  # a row of the transposed context
     width = HEAD_LEFT + max(grid_w + 1.7, num_tokens * (HEAD_CELL_W + 0.08) + 2.6)
     note = (f"Each cell: {head_dim} features of one token's context (t = its token, h = the "
@@ -836,20 +835,19 @@ def draw_head_merge(attention, x):
     fig, ax = canvas(width, height, f"Merging the heads of sequence 0 (the first of {b}) back "
                                     f"into vectors of {d_out} features")
 
-    heading = _heading(0, "attn_weights @ values", context, rows[0])
-    top = _draw_head_grid(ax, 0.0, heading, rows[0], gap=0.08)
+    top = _draw_head_grid(ax, 0.0, _heading(0, product_call, context, rows[0]), rows[0], gap=0.08)
     ax.text(HEAD_LEFT + num_tokens * (HEAD_CELL_W + 0.08) + 0.25, (0.0 - 0.55 + top) / 2,
             f"each row: one head's [{num_tokens}, {head_dim}] context\n"
             f"({num_tokens} tokens × {head_dim} features),\n"
             "the output of that head's attention", fontsize=8, va="center")
-    top = _draw_head_grid(ax, top, _heading(1, "transpose(1, 2)", swapped, rows[1]), rows[1],
+    top = _draw_head_grid(ax, top, _heading(1, transpose_call, swapped, rows[1]), rows[1],
                           gap=0.08)
     top = _draw_memory(ax, top, swapped, token_and_head, head_dim, grid_w)
-    ax.text(0.1, top - 0.22, f".contiguous(): {list(in_order.shape)}    the same rows, copied",
+    ax.text(0.1, top - 0.22, f".{contiguous_call}: {list(in_order.shape)}    the same rows, copied",
             fontsize=9, family="monospace", va="center")
     top = _draw_memory(ax, top - 0.3, in_order, token_and_head, head_dim, grid_w)
     _draw_feature_ranges(ax, top, heads, head_dim)
-    top = _draw_head_grid(ax, top, _heading(3, view, merged, rows[2]), rows[2], gap=0.0)
+    top = _draw_head_grid(ax, top, _heading(3, view_call, merged, rows[2]), rows[2], gap=0.0)
     ax.text(0.1, top - 0.1, note, fontsize=8, va="top")
     return fig
 
@@ -858,7 +856,7 @@ def draw_head_merge(attention, x):
 
 
 def token_labels(tokenizer, ids):
-    """Each GPT-2 token's text as a tick label: a newline as "\\n", a leading space as "␣"."""
+    """Each GPT-2 token's text as a tick label: a newline as "\\n", every space as "␣"."""
     return [tokenizer.decode([i]).replace("\n", "\\n").replace(" ", "\u2423") for i in ids]
 
 

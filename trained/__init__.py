@@ -70,8 +70,11 @@ class Trained:
 
 
 def load(path=WEIGHTS, sha256=None):
-    """The trained model, from `path` after checking its SHA-256 sum."""
-    data = read_checked(Path(path), sha256 or WEIGHTS_SHA256)
+    """The trained model, from `path` after checking its SHA-256 sum: `sha256` if given, else
+    the shipped sum for the shipped file, else the sum in the record `train_shakespeare` wrote
+    beside it (NAME.json for NAME.safetensors)."""
+    path = Path(path)
+    data = read_checked(path, sha256 or _expected_sha256(path))
     tensors = safetensors.torch.load(data)
     gpt2_ids = tensors.pop("vocab.gpt2_ids")
     config = json.loads(_metadata(data)["config"])
@@ -79,6 +82,14 @@ def load(path=WEIGHTS, sha256=None):
         model = gpt.GPTModel(config)  # random weights, overwritten next: 40 ms at this size
     model.load_state_dict(tensors)
     return Trained(model.eval(), config, gpt2_ids, gpt.get_tokenizer())
+
+
+def _expected_sha256(path):
+    """The SHA-256 sum the weights at `path` should have. The shipped file's is written here,
+    so that editing its record too cannot pass; a retrained file's is in its record."""
+    if path.resolve() == WEIGHTS:
+        return WEIGHTS_SHA256
+    return json.loads(path.with_suffix(".json").read_text())["sha256"]
 
 
 def _metadata(data):

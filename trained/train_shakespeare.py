@@ -101,7 +101,17 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    torch.set_num_threads(args.threads)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.threads)  # the recipe's: float sums round by the thread count
+    try:
+        train_and_record(args)
+    finally:  # a caller in the same process, such as a test, keeps its own thread count
+        torch.set_num_threads(threads)
+
+
+def train_and_record(args):
+    """Train with the settings `args` and report the scored loss; write the weights and their
+    record unless `--validation` is given without `--out`."""
     vocab, parts = load_parts()
     if args.validation:
         fit, score, scored = parts["train"], parts["validation"], "validation"
@@ -146,7 +156,7 @@ def main(argv=None):
     tensors = {**model.state_dict(), "vocab.gpt2_ids": vocab.gpt2_ids}
     save_file({k: v.contiguous() for k, v in tensors.items()}, weights,
               metadata={"config": json.dumps(cfg)})
-    prompt = torch.searchsorted(vocab.gpt2_ids, torch.tensor(gpt.get_tokenizer().encode(SAMPLE)))
+    prompt = vocab.encode(gpt.get_tokenizer().encode(SAMPLE))
     sample = gpt.generate_text_simple(model, prompt[None], 40, context)
     record = {
         "command": "python -m trained.train_shakespeare" + (" --validation" * args.validation),

@@ -11,6 +11,8 @@ import textwrap
 import matplotlib.pyplot as plt
 import torch
 
+import trained
+
 # sampling_distribution: the distribution train.generate draws from, drawn by this module too
 from bonus.watch_it_learn.train import in_eval_mode, sampling_distribution
 
@@ -20,17 +22,9 @@ def attention_weights(model, idx):
     """The attention weights of every layer and head on one sequence of ids `idx` (shape
     (1, num_tokens)): a tensor (n_layers, n_heads, num_tokens, num_tokens) whose row t holds
     how much position t attends to each position; each row sums to 1."""
-    # Each attention module passes its softmaxed weights to its dropout (a no-op in eval mode),
-    # so a hook on that dropout reads the model's own numbers, layer by layer.
-    captured = []
-    hooks = [block.att.dropout.register_forward_hook(lambda module, args, out: captured.append(out))
-             for block in model.trf_blocks]
-    try:
-        model(idx)
-    finally:
-        for hook in hooks:
-            hook.remove()
-    return torch.stack(captured)[:, 0]  # (n_layers, n_heads, num_tokens, num_tokens)
+    # trained.attention_weights reads what each attention hands its dropout, which passes the
+    # weights on unchanged only in eval mode: hence the wrapper.
+    return trained.attention_weights(model, idx)[0]
 
 
 @in_eval_mode

@@ -143,7 +143,8 @@ def train(model, train_ids, val_ids, steps, batch_size=16, lr=1e-3, eval_every=5
     """AdamW (`adamw`) on next-token cross-entropy; every `eval_every` steps, both splits are evaluated
     and `on_eval(step, model)` is called. Returns the losses and the tokens trained per second.
     With `warmup_steps`, the learning rate climbs linearly from lr / warmup_steps to lr over them;
-    with `final_lr`, it then falls along a cosine to `final_lr` at the last step."""
+    with `final_lr`, it then falls along a cosine towards `final_lr`, which it would reach one
+    step after the last."""
     context_length = gpt_engineering.config_of(model)["context_length"]
     generator = torch.Generator().manual_seed(seed)
     optimizer = adamw(model, lr)

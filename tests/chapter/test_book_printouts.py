@@ -141,7 +141,10 @@ def skeleton(line):
 
 
 def compare(book_text, our_text):
-    """({(book, ours) for each book number not ours}, {words the book prints that ours lacks})."""
+    """Two sets. The first: (book, ours) for each number the book prints that ours does not
+    (ours None where no line of ours matches), and (word, None) for each word of a book line
+    without numbers that our text lacks. The second: the words of the book's lines with numbers
+    that our matching line lacks."""
     book_lines = [line for line in book_text.splitlines() if line.strip()]
     our_lines = [(skeleton(line), NUMBER.findall(line), WORD.findall(line)) for line in our_text.splitlines()]
     numbers, words, last = set(), set(), -1

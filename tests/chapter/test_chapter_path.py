@@ -51,8 +51,8 @@ def test_only_printouts_of_float_tensors_go_unchecked():
                 assert re.search(r"tensor\(\[.*\d\.\d{4}", text, re.S), f"{path.name}: {cell.id}"
 
 
-def unfolded_words(path):
-    """The words (\\w+) of a notebook's markdown cells outside any folded <details> block."""
+def unfolded_word_count(path):
+    """How many words (\\w+) a notebook's markdown cells hold outside any folded <details> block."""
     cells = nbformat.read(path, as_version=4).cells
     text = "\n".join(re.sub(r"<details>.*?</details>", "", cell.source, flags=re.DOTALL)
                      for cell in cells if cell.cell_type == "markdown")
@@ -62,5 +62,5 @@ def unfolded_words(path):
 def test_the_path_is_short_and_the_readme_is_for_learners():
     """Notebooks 01-07 read in at most 7,000 words outside their folded notes and answers (the
     attention notebook aside); the README in at most 1,500."""
-    assert sum(unfolded_words(path) for path in CHAPTER) <= 7000
+    assert sum(unfolded_word_count(path) for path in CHAPTER) <= 7000
     assert len(re.findall(r"\w+", (ROOT / "README.md").read_text(encoding="utf-8"))) <= 1500

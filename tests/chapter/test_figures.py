@@ -279,10 +279,7 @@ def test_roadmap_names_each_chapter_notebook_and_what_it_builds():
 def test_roadmap_puts_the_attention_notebook_between_4_4_and_4_5():
     keys = [key for key, _, _ in gpt_figures.ROADMAP]
     assert keys == ["4.1", "4.2", "4.3", "4.4", "attention", "4.5", "4.6", "4.7"]
-    path = NOTEBOOKS / "04a_attention.ipynb"  # sorts between 04_... and 05_...
-    if not path.exists():
-        pytest.skip("notebooks/04a_attention.ipynb is not written yet")
-    cells = nbformat.read(path, as_version=4).cells
+    cells = nbformat.read(NOTEBOOKS / "04a_attention.ipynb", as_version=4).cells  # 04_ < 04a_ < 05_
     assert cells[0].source.startswith(f"# {gpt_figures.ATTENTION_STEP[1]}")
     assert any('draw_roadmap("attention")' in cell.source for cell in cells)
 

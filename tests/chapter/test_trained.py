@@ -8,6 +8,7 @@ import math
 import random
 
 import pytest
+import safetensors.torch
 import torch
 
 import gpt
@@ -28,14 +29,42 @@ def parts():
     return train_shakespeare.load_parts()[1]
 
 
-def test_the_weights_are_the_recorded_file_and_an_edit_is_refused(tmp_path):
+def flip_last_bit(path):
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+
+
+def write_record(weights):
+    """A record beside `weights` that vouches for them, as train_shakespeare writes one."""
+    sha256 = hashlib.sha256(weights.read_bytes()).hexdigest()
+    weights.with_suffix(".json").write_text(json.dumps({"sha256": sha256}))
+
+
+def test_the_weights_are_the_recorded_file_and_an_edit_is_refused_whatever_its_record(
+        tmp_path, monkeypatch):
     data = trained.WEIGHTS.read_bytes()
     assert hashlib.sha256(data).hexdigest() == trained.WEIGHTS_SHA256 == RECORD["sha256"]
     assert len(data) < 11 * 1024**2  # small enough to commit
-    edited = tmp_path / "edited.safetensors"
-    edited.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    edited = tmp_path / "shakespeare.safetensors"
+    edited.write_bytes(data)
+    flip_last_bit(edited)
+    write_record(edited)
+    monkeypatch.setattr(trained, "WEIGHTS", edited)  # it stands for the shipped file
     with pytest.raises(ValueError, match="damaged or edited"):
         trained.load(edited)
+
+
+def test_retrained_weights_are_checked_against_their_own_record(tmp_path):
+    tensors = safetensors.torch.load_file(trained.WEIGHTS)
+    tensors["out_head.weight"] /= 2  # weights the shipped sum does not match
+    retrained = tmp_path / "again.safetensors"
+    safetensors.torch.save_file(tensors, retrained, metadata={"config": json.dumps(RECORD["config"])})
+    write_record(retrained)
+    model = trained.load(retrained).model
+    torch.testing.assert_close(model.out_head.weight, tensors["out_head.weight"])
+    flip_last_bit(retrained)
+    with pytest.raises(ValueError, match="damaged or edited"):
+        trained.load(retrained)
 
 
 def test_the_loaded_model_is_the_chapters_class_with_the_recorded_config(shakespeare):
@@ -91,6 +120,14 @@ def test_kneser_ney_gives_a_distribution_for_seen_and_unseen_contexts(order):
 def test_cross_entropy_is_the_mean_negative_log_probability():
     uniform = lambda context, w: 1 / 8  # noqa: E731
     assert ngrams.cross_entropy(uniform, [1, 2, 3, 4]) == pytest.approx(math.log(8))
+
+
+def test_the_command_trains_on_the_recipes_threads_and_gives_the_callers_back(monkeypatch):
+    threads, used = torch.get_num_threads(), []
+    monkeypatch.setattr(train_shakespeare, "train_and_record",
+                        lambda args: used.append(torch.get_num_threads()))
+    train_shakespeare.main(["--threads", str(threads + 1)])
+    assert used == [threads + 1] and torch.get_num_threads() == threads
 
 
 @pytest.mark.slow  # the whole training run again: about 7 minutes on 2 threads

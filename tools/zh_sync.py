@@ -16,6 +16,7 @@ still to translate."""
 import argparse
 import ast
 import copy
+import difflib
 import functools
 import hashlib
 import io
@@ -155,21 +156,32 @@ def dated(result, catalog):
     return result
 
 
+def replaced_entry(text, first_notebook, gone):
+    """The entry of `gone` that `text` most likely replaces: of those whose first notebook is
+    `first_notebook`, the one with the closest English (difflib's ratio, 0.6 or more), or None."""
+    candidates = {e.msgid: e for e in gone if e.occurrences[0][0] == first_notebook}
+    closest = difflib.get_close_matches(text, candidates, n=1)
+    return candidates[closest[0]] if closest else None
+
+
 def synced_shared(catalog, header, items, pool):
     """The shared catalog: one entry per (English, note, occurrences) of `items`, keyed by its
     English text. A text new here takes `pool`'s translation or, fuzzy, that of the entry it
-    replaces (the one whose first notebook it shares); texts no longer shared are dropped."""
+    replaces (see `replaced_entry`; each old translation goes to one new text at most); texts no
+    longer shared are dropped."""
     old, result = {e.msgid: e for e in catalog if not e.obsolete}, polib.POFile(wrapwidth=0)
     result.header = header
+    shared_now = {text for text, *_ in items}
+    # translated texts no longer shared: an edit of a shared text takes its translation, fuzzy
+    gone = [e for e in old.values() if e.msgstr and e.occurrences and e.msgid not in shared_now]
     for text, note, occurrences in items:
         entry = copy.deepcopy(old.get(text))
         if entry is None:
             entry = polib.POEntry(msgid=text, msgstr=pool.get(text, ""))
-            replaced = [e for e in old.values() if e.msgstr and e.occurrences
-                        and e.occurrences[0][0] == occurrences[0][0] and e.msgid not in
-                        {t for t, *_ in items}]
-            if not entry.msgstr and replaced:
-                entry.msgstr, entry.previous_msgid = replaced[0].msgstr, replaced[0].msgid
+            replaced = None if entry.msgstr else replaced_entry(text, occurrences[0][0], gone)
+            if replaced is not None:
+                gone.remove(replaced)
+                entry.msgstr, entry.previous_msgid = replaced.msgstr, replaced.msgid
                 entry.flags = ["fuzzy"]
         # the first notebook as the reference, all of them in the comment (msgcat and Weblate
         # wrap reference lines, never comments)
@@ -182,11 +194,13 @@ def synced_shared(catalog, header, items, pool):
 
 def pending(cell_type, english):
     """English text shown for want of a current translation, marked PENDING: after a heading's
-    hashes, or as a first comment line of code (after a Colab form's #@title line)."""
+    hashes, else in a paragraph of its own (in front of a first line, it would end a blockquote,
+    a list or a table there), or as a first comment line of code (after a Colab form's #@title
+    line)."""
     if cell_type == "markdown":
         heading = HEADING.match(english)
         return (english[:heading.end()] + PENDING + " " + english[heading.end():] if heading
-                else f"{PENDING} {english}")
+                else f"{PENDING}\n\n{english}")
     lines = english.split("\n")
     at = 1 if lines[0].startswith("#@") else 0
     return "\n".join(lines[:at] + [f"# {PENDING}"] + lines[at:])
@@ -419,7 +433,10 @@ class Course:
         return self.root / LOCALE / en_file.relative_to(self.root).with_suffix(".po")
 
     def catalogs(self):
-        """Every catalog file: the notebooks', then the shared one."""
+        """The catalog files of the notebooks' texts: each notebook's, then the shared one. The
+        checks' messages (locale/zh/checker/messages.po) are left out on purpose: their
+        translations neither translate a notebook's text (`pool_of`) nor are compared with its
+        translations (`translation_variants`)."""
         return self.files(LOCALE, ".po") + [self.root / SHARED] * (self.root / SHARED).is_file()
 
     def shared(self):

@@ -16,7 +16,6 @@ import gpt_cli
 import gpt_engineering
 from bonus.claims_tested import claims
 from bonus.kv_cache import kv_cache
-from bonus.kv_cache.kv_cache_fast import FastGPT, generate_fast
 from bonus.moe import moe
 from bonus.watch_it_learn import train
 from gpt_engineering import check_generation_args
@@ -156,13 +155,12 @@ def test_check_generation_args_reads_the_models_own_vocabulary():
             check_generation_args(model, torch.tensor([[0, 500]]), 2, 16)
 
 
-GENERATORS = {  # entry points with generate_text_simple's arguments, each checks them up front
+# Entry points with generate_text_simple's arguments, each checks them up front (the KV-cache
+# generators are tested for the same cases in tests/bonus/test_kv_cache.py).
+GENERATORS = {
     "gpt_cli.generate_streaming": lambda model, *args: gpt_cli.generate_streaming(
         model, *args, None, io.StringIO()),  # no tokenizer: refused before it is needed
     "train.generate": train.generate,
-    "kv_cache.generate_text_cached": lambda model, *args: kv_cache.generate_text_cached(
-        kv_cache.from_gpt(model), *args),
-    "kv_cache_fast.generate_fast": lambda model, *args: generate_fast(FastGPT(model), *args),
 }
 
 

@@ -1,5 +1,5 @@
 """The two READMEs: the same set-up commands (the Chinese one opens the Chinese notebook), links
-to each other; they and the bonus READMEs link only to files that exist."""
+to each other; they, CONTRIBUTING.md and every folder's README link only to files that exist."""
 
 import pytest
 
@@ -27,8 +27,16 @@ def test_the_readmes_link_each_other_and_the_chinese_one_has_the_english_set_up_
         english[0].replace(" notebooks/01_gpt_backbone", " zh/notebooks/01_gpt_backbone"), english[1]]
 
 
-READMES = ["README.md", "README.zh.md", *(str(p.relative_to(ROOT)) for p in
-                                          sorted(ROOT.glob("bonus/**/README.md")))]
+def folder_readmes():
+    """Every folder's README.md but those in zh/ (generated, tested with the catalogs) and in an
+    environment's folders: hidden ones (.venv, caches) or a virtual environment by another name."""
+    folders = [folder for folder in ROOT.iterdir() if folder.is_dir() and folder.name != "zh"
+               and not folder.name.startswith(".") and not (folder / "pyvenv.cfg").is_file()]
+    return sorted(path.relative_to(ROOT).as_posix() for folder in folders
+                  for path in folder.rglob("README.md"))
+
+
+READMES = ["README.md", "README.zh.md", "CONTRIBUTING.md", *folder_readmes()]
 
 
 @pytest.mark.parametrize("readme", READMES)

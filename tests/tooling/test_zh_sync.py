@@ -65,8 +65,9 @@ def test_code_cells_are_chinese_in_exercises_practice_and_solutions_and_the_setu
         own = [e for e in code if e.msgctxt == setup.id]
         assert own or setup.source in shared, en_file  # its own entry, or the shared text's
         assert (len(code) > len(own)) == (folder in zh_sync.CODE_FOLDERS), en_file
-        assert all(zh_sync.CHINESE.search(e.msgstr) for e in code + own), en_file
-    assert all(zh_sync.CHINESE.search(e.msgstr) for e in shared.values())
+        # an entry still to translate shows its English, marked (CONTRIBUTING.md): it may wait
+        assert all(zh_sync.CHINESE.search(e.msgstr) for e in code if e.translated()), en_file
+    assert all(zh_sync.CHINESE.search(e.msgstr) for e in shared.values() if e.translated())
 
 
 def test_links_in_the_chinese_notebooks_reach_a_file():
@@ -275,7 +276,7 @@ def test_an_english_edit_lands_without_its_translation_and_status_counts_it(repo
     found = repo.audit(en_file)
     assert found["changed"] == ["linked"] and not any(found[k] for k in ("generated", "run", "text"))
     shown_text = zh_sync.read(notebook_path(repo)).cells[2].source
-    assert shown_text.startswith("〔待译〕 The model of") and "1,024 wide" in shown_text
+    assert shown_text.startswith("〔待译〕\n\nThe model of") and "1,024 wide" in shown_text
     exercise = zh_sync.read(notebook_path(repo, EXERCISE))  # as if executed, for status
     exercise.metadata["zh"] = {"executed_for": repo.execution_stamp(
         exercise, zh_sync.read(notebook_path(repo, EXERCISE, zh=False)))}
@@ -304,6 +305,35 @@ def test_a_text_that_several_notebooks_share_is_translated_once(repo):
     assert not repo.audit(zh_sync.SHARED)["generated"]
 
 
+def test_an_edited_shared_text_keeps_the_translation_of_the_closest_old_text_only(repo):
+    """Each of two edited shared texts takes, fuzzy, the translation of the old text closest to
+    it; a third new one, as close to one of them, gets none: each old translation goes to one."""
+    second = "notebooks/02_demo.ipynb"
+    texts = ["## Where this step fits", "> The model only predicts the next token."]
+    cells = [new_markdown_cell(text, id=f"shared-{i}") for i, text in enumerate(texts)]
+    write_notebook(repo.root / DEMO, cells)
+    write_notebook(repo.root / second, cells)
+    repo.update(run=False)
+    shared = polib.pofile(str(repo.root / zh_sync.SHARED))
+    chinese = {texts[0]: "## 这一步在整体中的位置", texts[1]: "> 模型只预测下一个词元。"}
+    for entry in shared:
+        entry.msgstr = chinese[entry.msgid]
+    shared.save()
+    edited = ["> The model only ever predicts the next token.", "## Where this step fits in",
+              "## Where this step fits next"]  # in another order than the texts they replace
+    for name in (DEMO, second):
+        write_notebook(repo.root / name, [new_markdown_cell(text, id=f"shared-{i}")
+                                          for i, text in enumerate(edited)])
+    repo.update(run=False)
+    shared = polib.pofile(str(repo.root / zh_sync.SHARED))
+    assert [(e.msgid, e.msgstr, e.previous_msgid, e.fuzzy) for e in shared] == [
+        (edited[0], chinese[texts[1]], texts[1], True),
+        (edited[1], chinese[texts[0]], texts[0], True),
+        (edited[2], "", None, False)]
+    shown = [cell.source for cell in zh_sync.read(notebook_path(repo)).cells]
+    assert shown[0] == f"{zh_sync.PENDING}\n\n{edited[0]}"  # still a blockquote
+
+
 def one_line_per_text(path):
     """A catalog as Weblate saves it with po_line_wrap -1: each text on one line, \n escapes in it."""
     lines, out = path.read_text().split("\n"), []
@@ -312,7 +342,7 @@ def one_line_per_text(path):
             out[-1] = out[-1][:-1] + line[1:]  # glue the continuation onto the line before
         else:
             out.append(line)
-    path.write_text("\n".join(out).replace('msgid ""\n"', 'msgid "', 0))
+    path.write_text("\n".join(out))
 
 
 def needs_gettext():

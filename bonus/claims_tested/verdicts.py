@@ -1,125 +1,147 @@
-"""The verdict words of bonus 08 and 09: paired differences (variant minus baseline, held-out
-loss, one per seed) -> mean, 95% interval (Student's t) and exact sign test -> one word.
+"""The words of bonus 08 and 09, and the rule that gives them.
 
-- "worse" / "better": every setting's interval lies above zero / below zero;
-- "reverses with the learning rate": one interval lies above zero and another below;
-- "unresolved": otherwise (some interval contains zero, none lies on the other side).
+For one comparison at one setting, each seed gives a paired difference: the variant's test loss
+minus the baseline's. The rule turns those differences into one word:
 
-    verdict([summarize([0.12, 0.08, 0.15, 0.11, 0.09])])   # "worse": +0.110 [+0.076, +0.144]
+1. An exact Wilcoxon signed-rank test, two-sided: the differences are ranked by size, and the test
+   asks how often a fair coin, choosing each one's sign, gives the positive ranks a sum at least as
+   extreme. A run that stalls is one large difference: one rank, the largest, however large, so it
+   counts as evidence for its side and cannot widen anything (a t-interval would widen).
+2. Holm's correction over a family: the comparisons at one setting (every comparison at the
+   shared rate is one family, every comparison with each arm at its own best rate another).
+3. **worse** (the variant's loss is higher) or **better** where the corrected p is below 0.05,
+   on the side the ranks lean to; **unresolved** otherwise.
+4. The words come from the discovery seeds; the confirmation seeds, used for nothing else, give
+   words by the same rule. A word is **reliable** where both give it.
+
+With n seeds the smallest possible p is 2 / 2**n: ten seeds all on one side give 0.002, which
+Holm's correction over twelve comparisons still accepts (0.05 / 12 = 0.004); five seeds cannot
+give a word at all.
+
+    summarize([0.12, 0.08, 0.15, 0.11, 0.09, 0.10, 0.07, 0.13, 0.14, 0.06])   # p 0.002
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-# Student's t, two-sided 95%: t such that P(|T| <= t) = 0.95 with `df` degrees of freedom
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120,
-        17: 2.110, 18: 2.101, 19: 2.093, 20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064,
-        25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048, 29: 2.045, 30: 2.042}
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
 class Summary:
-    mean: float
-    low: float  # the 95% confidence interval of the mean
-    high: float
     n: int
+    mean: float
+    median: float
     higher: int  # seeds on which the variant's loss is higher
-    sign_p: float  # exact two-sided sign test of "higher on as many seeds as lower"
+    p: float  # exact two-sided Wilcoxon signed-rank test
+    p_holm: float = math.nan  # p after Holm's correction over its family
+    word: str = ""
 
 
-def sign_test_p(higher, n):
-    """The probability, under a fair coin, of a split at least as uneven as `higher` of `n`."""
-    tail = sum(math.comb(n, k) for k in range(min(higher, n - higher) + 1))
-    return min(1.0, 2 * tail / 2**n)
+def _ranks(values):
+    """Ranks 1..n of `values` (ties share the mean of their ranks), doubled to stay integers."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    doubled, i = [0] * len(values), 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            doubled[order[k]] = i + j + 2  # 2 x the mean of ranks i+1 .. j+1
+        i = j + 1
+    return doubled
+
+
+def wilcoxon_p(diffs):
+    """Exact two-sided p of the signed-rank statistic (zero differences are dropped)."""
+    diffs = [d for d in diffs if d != 0]
+    if not diffs:
+        return 1.0
+    ranks = _ranks([abs(d) for d in diffs])
+    observed = sum(r for r, d in zip(ranks, diffs) if d > 0)
+    counts = {0: 1}  # how many of the 2**n sign choices give each positive rank sum
+    for r in ranks:
+        grown = dict(counts)
+        for total, c in counts.items():
+            grown[total + r] = grown.get(total + r, 0) + c
+        counts = grown
+    low = sum(c for total, c in counts.items() if total <= observed)
+    high = sum(c for total, c in counts.items() if total >= observed)
+    return min(1.0, 2 * min(low, high) / 2 ** len(diffs))
+
+
+def holm(pvalues):
+    """Holm's step-down adjusted p-values, in the order given."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted, running = [0.0] * len(pvalues), 0.0
+    for step, i in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - step) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 def summarize(diffs):
-    """Mean, 95% interval and sign test of paired differences (at least 2, at most 31)."""
-    n = len(diffs)
-    mean = sum(diffs) / n
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
-    half = T_95[n - 1] * sd / math.sqrt(n)
-    higher = sum(d > 0 for d in diffs)
-    return Summary(mean, mean - half, mean + half, n, higher, sign_test_p(higher, n))
+    n, ordered = len(diffs), sorted(diffs)
+    median = (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+    return Summary(n, sum(diffs) / n, median, sum(d > 0 for d in diffs), wilcoxon_p(diffs))
 
 
-def verdict(summaries):
-    """The word for one comparison over its settings (see the module's docstring)."""
-    above = [s.low > 0 for s in summaries]
-    below = [s.high < 0 for s in summaries]
-    if all(above):
-        return "worse"
-    if all(below):
-        return "better"
-    if any(above) and any(below):
-        return "reverses with the learning rate"
-    return "unresolved"
+def _leans_higher(diffs):
+    ranks = _ranks([abs(d) for d in diffs])
+    return sum(r for r, d in zip(ranks, diffs) if d > 0) > sum(r for r, d in zip(ranks, diffs) if d < 0)
+
+
+def judge(family):
+    """{name: diffs} of one family -> {name: Summary with its corrected p and its word}."""
+    names = list(family)
+    summaries = [summarize(family[name]) for name in names]
+    judged = {}
+    for name, s, p in zip(names, summaries, holm([s.p for s in summaries])):
+        word = "unresolved"
+        if p < ALPHA:
+            word = "worse" if _leans_higher(family[name]) else "better"
+        judged[name] = replace(s, p_holm=p, word=word)
+    return judged
+
+
+def reliable(discovered, confirmed):
+    """The discovery seeds' word, with "reliable" where the confirmation seeds give it too."""
+    if discovered == "unresolved":
+        return discovered
+    return f"{discovered}, " + ("reliable" if confirmed == discovered else "not confirmed")
 
 
 def describe(s):
-    """One setting's line: mean [interval], seeds, sign count and p (no digits for a
-    difference above 100 nats: some run diverged, and its loss is rounding noise)."""
-    seeds = f"{s.n} seeds, higher on {s.higher} (sign test p {s.sign_p:.3f})"
-    if abs(s.mean) > 100:
-        return f"a run diverged (difference > 100), {seeds}"
-    return f"{s.mean:+.3f} [{s.low:+.3f}, {s.high:+.3f}], {seeds}"
+    """One line: the differences' mean and median, their signs, p (and Holm's) and the word."""
+    if abs(s.mean) > 100:  # some run diverged: its loss is rounding noise
+        centre = f"a run diverged, median {s.median:+.3f}"
+    else:
+        centre = f"mean {s.mean:+.3f}, median {s.median:+.3f}"
+    return f"{centre}, higher on {s.higher:2d} of {s.n}, p {s.p:.4f} (Holm {s.p_holm:.3f}) -> {s.word}"
 
 
-def paired(stored, variant, base, lr, steps, base_lr=None):
-    """Variant at `lr` minus baseline at `base_lr` (by default `lr` too), seed by seed, over the
-    seeds both have."""
-    base_lr = lr if base_lr is None else base_lr
-    seeds = sorted(s for a, s, rate, n in stored if (a, rate, n) == (variant, lr, steps)
-                   and (base, s, base_lr, steps) in stored)
-    return [stored[variant, s, lr, steps]["val_loss"] - stored[base, s, base_lr, steps]["val_loss"]
+def paired(stored, variant, base, lr, base_lr, seeds):
+    """Variant at `lr` minus baseline at `base_lr`, test loss, seed by seed."""
+    return [stored[variant, s, lr]["test_loss"] - stored[base, s, base_lr]["test_loss"]
             for s in seeds]
 
 
-def mean_val_loss(stored, arm, lr, steps):
-    """The arm's held-out loss at this setting, averaged over its seeds."""
-    losses = [r["val_loss"] for (a, _, rate, n), r in stored.items() if (a, rate, n) == (arm, lr, steps)]
-    return sum(losses) / len(losses)
+def families(stored, comparisons, chosen, seeds, shared_rate):
+    """The two families, judged: {"shared": {claim: Summary}, "own": {claim: Summary}}, the
+    second with each arm at its own rate in `chosen` (from validation)."""
+    settings = {"shared": lambda v, b: (shared_rate, shared_rate),
+                "own": lambda v, b: (chosen[v], chosen[b])}
+    return {name: judge({claim: paired(stored, v, b, *rates(v, b), seeds)
+                         for claim, (v, b) in comparisons.items()})
+            for name, rates in settings.items()}
 
 
-def rates_of(stored, arm, steps):
-    """The learning rates this arm was trained at for this length, smallest first."""
-    return sorted({lr for a, _, lr, n in stored if (a, n) == (arm, steps)})
-
-
-def best_rate(stored, arm, steps):
-    """The arm's rate with the lowest mean held-out loss at this length."""
-    return min(rates_of(stored, arm, steps), key=lambda lr: mean_val_loss(stored, arm, lr, steps))
-
-
-# The sweep's two phases (bonus/claims_tested/claims_sweep.py's docstring): one epoch at one rate,
-# and 120 steps at four rates for every arm (and at the rates beyond, where an arm's best was at an end)
-EPOCH, EPOCH_LR, EARLY, EARLY_LRS = 1189, 3e-3, 120, (1e-3, 3e-3, 1e-2, 3e-2)
-
-
-def phases(stored, variant, base):
-    """Summaries of one comparison: one epoch; 120 steps at each rate; 120 steps with each arm
-    at its own best rate (and those two rates)."""
-    epoch = summarize(paired(stored, variant, base, EPOCH_LR, EPOCH))
-    early = [summarize(paired(stored, variant, base, lr, EARLY)) for lr in EARLY_LRS]
-    rates = best_rate(stored, variant, EARLY), best_rate(stored, base, EARLY)
-    best = summarize(paired(stored, variant, base, rates[0], EARLY, base_lr=rates[1]))
-    return epoch, early, best, rates
-
-
-def words(stored, variant, base):
-    """A comparison's three words: one epoch; 120 steps over the four rates; each at its best."""
-    epoch, early, best, _ = phases(stored, variant, base)
-    return verdict([epoch]), verdict(early), verdict([best])
-
-
-def report(stored, variant, base, title):
-    """Print a comparison's summaries and verdicts, phase by phase."""
-    epoch, early, best, rates = phases(stored, variant, base)
-    print(f"{title}: {variant} minus {base}, held-out loss")
-    print(f"  one epoch, lr {EPOCH_LR:.0e}:   {describe(epoch)} -> {verdict([epoch])}")
-    for lr, summary in zip(EARLY_LRS, early):
-        print(f"  {EARLY} steps, lr {lr:.0e}: {describe(summary)}")
-    print(f"  {EARLY} steps, the four rates -> {verdict(early)}")
-    print(f"  {EARLY} steps, each at its best rate ({rates[0]:.0e}, {rates[1]:.0e}): "
-          f"{describe(best)} -> {verdict([best])}")
+def stalled(stored, arm, lr, seeds, plateau):
+    """How many of the arm's runs started slowly: halfway through training, their validation loss
+    (the curve's fixed batches) still above `plateau`, the unigram's validation loss, so they had
+    learned no more than how often each token occurs."""
+    def halfway(run):
+        steps, losses = run["curve"]["step"], run["curve"]["val_loss"]
+        middle = min(range(len(steps)), key=lambda i: abs(steps[i] - run["steps"] / 2))
+        return losses[middle]
+    return sum(halfway(stored[arm, s, lr]) > plateau for s in seeds)

@@ -168,7 +168,8 @@ def best_rates(selection_runs):
             for arm, tried in rates.items()}
 
 
-def _run_in_worker(arm, seed, lr, score_test):
+def run_as_swept(arm, seed, lr, score_test):
+    """run_one as the sweep's workers call it: one epoch, a curve point every sixth of it."""
     return run_one(arm, seed, lr, load_data(), score_test=score_test,
                    eval_every=max(epoch_steps(load_data()[1]["train"]) // 6, 1))
 
@@ -249,7 +250,7 @@ def main(argv=None):
             batch = [job for job in jobs_of(args, stored) if job not in stored]
             if not batch:
                 return
-            for run in pool.map(_run_in_worker, *zip(*batch), [score_test] * len(batch)):
+            for run in pool.map(run_as_swept, *zip(*batch), [score_test] * len(batch)):
                 results["runs"].append(run)
                 results["seconds"] = round(time.perf_counter() - start)
                 _save(results, args.out)

@@ -52,13 +52,19 @@ def _ranks(values):
     return doubled
 
 
+def _signed_ranks(diffs):
+    """The doubled ranks of the non-zero differences' sizes, each with its difference's sign."""
+    diffs = [d for d in diffs if d != 0]  # a zero difference leans neither way
+    return [(r, d > 0) for r, d in zip(_ranks([abs(d) for d in diffs]), diffs)]
+
+
 def wilcoxon_p(diffs):
     """Exact two-sided p of the signed-rank statistic (zero differences are dropped)."""
-    diffs = [d for d in diffs if d != 0]
-    if not diffs:
+    signed = _signed_ranks(diffs)
+    if not signed:
         return 1.0
-    ranks = _ranks([abs(d) for d in diffs])
-    observed = sum(r for r, d in zip(ranks, diffs) if d > 0)
+    ranks = [r for r, _ in signed]
+    observed = sum(r for r, positive in signed if positive)
     counts = {0: 1}  # how many of the 2**n sign choices give each positive rank sum
     for r in ranks:
         grown = dict(counts)
@@ -67,7 +73,7 @@ def wilcoxon_p(diffs):
         counts = grown
     low = sum(c for total, c in counts.items() if total <= observed)
     high = sum(c for total, c in counts.items() if total >= observed)
-    return min(1.0, 2 * min(low, high) / 2 ** len(diffs))
+    return min(1.0, 2 * min(low, high) / 2 ** len(signed))
 
 
 def holm(pvalues):
@@ -87,8 +93,9 @@ def summarize(diffs):
 
 
 def _leans_higher(diffs):
-    ranks = _ranks([abs(d) for d in diffs])
-    return sum(r for r, d in zip(ranks, diffs) if d > 0) > sum(r for r, d in zip(ranks, diffs) if d < 0)
+    """Whether the positive differences' rank sum is the larger, ranked as the test ranks them."""
+    signed = _signed_ranks(diffs)
+    return sum(r for r, positive in signed if positive) > sum(r for r, positive in signed if not positive)
 
 
 def judge(family):

@@ -22,7 +22,7 @@ def test_a_stored_run_is_reproduced():
     sums differ between machines in their last digits, and over 1,057 steps the differences
     grow; on the machine that made the file the rerun gave every stored digit again."""
     stored = claims_sweep.load_results([claims_sweep.SELECT])[0]["relu", 2, 1e-3]
-    rerun = claims_sweep._run_in_worker("relu", 2, 1e-3, score_test=False)
+    rerun = claims_sweep.run_as_swept("relu", 2, 1e-3, score_test=False)
     for key in ("train_loss", "val_loss"):
         assert rerun[key] == pytest.approx(stored[key], abs=5e-3)
     assert rerun["curve"]["val_loss"] == pytest.approx(stored["curve"]["val_loss"], abs=5e-3)
